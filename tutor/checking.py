@@ -1,0 +1,330 @@
+"""The checking API that exercise checkers use. Runs inside a runner process (imports torch).
+
+A checker is a module in `lessons/NN-slug/checks/` with one function:
+
+    def check(ctx: Context) -> None:
+        x = ctx.randn(32, 10)
+        ctx.expect_close("output", ctx.learner.sigmoid(x), torch.sigmoid(x))
+
+Every `expect_*` call sends the learner's value and the expected value to the supervising
+process, which compares them and decides the verdict: nothing the learner's code does to this
+interpreter (patching `torch.allclose`, printing "PASS", exiting early) can make a wrong answer
+pass. The first failed expectation ends the run with its reason.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import statistics
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Callable, Iterator, Sequence
+
+import torch
+
+# Sealed before any learner code is imported: the learner's module may patch these names on
+# torch, but the checker keeps the originals.
+_gradcheck = torch.autograd.gradcheck
+_gradgradcheck = torch.autograd.gradgradcheck
+_perf_counter = time.perf_counter
+
+
+class CheckFailed(Exception):
+    """Raised by a checker (or by the channel after a failed comparison) to end the check."""
+
+    def __init__(self, reason: str, details: Sequence[str] = ()) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.details = list(details)
+
+
+class Channel:
+    """Where a Context sends expectations, figures and progress. The runner provides one."""
+
+    def expect(self, kind: str, name: str, actual: Any, expected: Any, options: dict[str, Any]) -> None:
+        raise NotImplementedError
+
+    def figure(self, name: str, value: Any) -> None:
+        raise NotImplementedError
+
+    def phase(self, text: str, **info: Any) -> None:
+        raise NotImplementedError
+
+
+@dataclass
+class Timing:
+    """Per-call times of learner and reference, measured interleaved in the same process."""
+
+    learner_s: float
+    reference_s: float
+    learner_iqr_s: float
+    reference_iqr_s: float
+    rounds: int
+    number: int
+    device: str
+
+    @property
+    def speedup(self) -> float:
+        """How many times faster the learner's code is than the reference (>1 is faster)."""
+        return self.reference_s / self.learner_s if self.learner_s > 0 else math.inf
+
+    @property
+    def noisy(self) -> bool:
+        """True when the spread is large compared with the median: re-run before trusting it."""
+        return (self.learner_iqr_s > 0.1 * self.learner_s
+                or self.reference_iqr_s > 0.1 * self.reference_s)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"learner_s": self.learner_s, "reference_s": self.reference_s,
+                "learner_iqr_s": self.learner_iqr_s, "reference_iqr_s": self.reference_iqr_s,
+                "speedup": self.speedup, "noisy": self.noisy, "rounds": self.rounds,
+                "number": self.number, "device": self.device}
+
+
+@dataclass
+class Memory:
+    """Peak tensor memory (bytes) of one call, learner and reference, measured one after another."""
+
+    learner_bytes: int
+    reference_bytes: int
+    device: str
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"learner_bytes": self.learner_bytes, "reference_bytes": self.reference_bytes,
+                "device": self.device}
+
+
+class Context:
+    """What a checker gets: the learner's module, the reference module, inputs, and ways to judge."""
+
+    def __init__(self, *, learner: ModuleType | None, reference: ModuleType, channel: Channel,
+                 seed: int, device: str, tmpdir: Path, learner_path: Path | None = None,
+                 rank: int = 0, world_size: int = 1,
+                 learner_loader: Callable[[], ModuleType] | None = None) -> None:
+        self._learner = learner
+        self._learner_loader = learner_loader
+        self.reference = reference
+        self.channel = channel
+        self.seed = seed
+        self.device = torch.device(device)
+        self.tmpdir = tmpdir
+        self.learner_path = learner_path
+        self.rank = rank
+        self.world_size = world_size
+        self.generator = torch.Generator().manual_seed(seed)
+        self._figures: dict[str, Any] = {}
+
+    # -- the code under test -------------------------------------------------------------------
+
+    @property
+    def learner(self) -> ModuleType:
+        """The learner's module, imported on first use (so build phases can be timed)."""
+        if self._learner is None:
+            assert self._learner_loader is not None
+            self._learner = self._learner_loader()
+        return self._learner
+
+    def load_learner(self, phase: str = "importing your code") -> ModuleType:
+        """Import the learner's module now, timing it as a build step (C++ and CUDA exercises)."""
+        if self._learner is not None:
+            return self._learner
+        with self.build(phase):
+            return self.learner
+
+    # -- inputs --------------------------------------------------------------------------------
+
+    def randn(self, *shape: int, dtype: torch.dtype = torch.float32, requires_grad: bool = False,
+              device: torch.device | str | None = None, scale: float = 1.0,
+              noncontiguous: bool = False) -> torch.Tensor:
+        """Fresh random normal values from this run's seed."""
+        if noncontiguous:
+            # Allocate transposed and transpose back: same shape, non-unit last stride.
+            base = torch.randn(*reversed(shape), generator=self.generator, dtype=dtype) * scale
+            t = base.permute(*reversed(range(len(shape))))
+            assert not t.is_contiguous() or len(shape) < 2 or min(shape) <= 1
+        else:
+            t = torch.randn(*shape, generator=self.generator, dtype=dtype) * scale
+        t = t.to(device or self.device)
+        return t.requires_grad_(requires_grad)
+
+    def rand(self, *shape: int, dtype: torch.dtype = torch.float32,
+             device: torch.device | str | None = None) -> torch.Tensor:
+        return torch.rand(*shape, generator=self.generator, dtype=dtype).to(device or self.device)
+
+    def randint(self, low: int, high: int, shape: Sequence[int],
+                device: torch.device | str | None = None) -> torch.Tensor:
+        return torch.randint(low, high, tuple(shape), generator=self.generator).to(device or self.device)
+
+    def choice(self, options: Sequence[Any]) -> Any:
+        i = int(torch.randint(len(options), (1,), generator=self.generator))
+        return options[i]
+
+    def trials(self, n: int, label: str = "checking trial") -> Iterator[int]:
+        """Yield 0..n-1, reporting `checking trial i/n` as the phase."""
+        for i in range(n):
+            self.phase(f"{label} {i + 1}/{n}", step=i + 1, total=n)
+            yield i
+
+    # -- progress ------------------------------------------------------------------------------
+
+    def phase(self, text: str, **info: Any) -> None:
+        self.channel.phase(text, **info)
+
+    @contextlib.contextmanager
+    def build(self, phase: str, figure: str = "build_s") -> Iterator[None]:
+        """Time a build or compile step (load_inline, torch.compile's first call) as a figure,
+        separately from any timing of steady-state speed."""
+        self.phase(phase, building=True)
+        start = _perf_counter()
+        try:
+            yield
+        finally:
+            self.figure(figure, self._figures.get(figure, 0.0) + _perf_counter() - start)
+
+    def figure(self, name: str, value: Any) -> None:
+        """Report a figure (a number, or a dict of numbers) in the verdict and history."""
+        self._figures[name] = value
+        self.channel.figure(name, value)
+
+    # -- judging -------------------------------------------------------------------------------
+
+    def fail(self, reason: str, details: Sequence[str] = ()) -> None:
+        raise CheckFailed(reason, details)
+
+    def expect(self, condition: bool, reason: str) -> None:
+        """A fact checked here; `reason` is what the learner reads when it is false."""
+        self.channel.expect("true", reason, bool(condition), True, {})
+
+    def expect_close(self, name: str, actual: Any, expected: Any, *, atol: float | None = None,
+                     rtol: float | None = None, check_dtype: bool = True,
+                     check_device: bool = True, exact_type: bool = True) -> None:
+        """`actual` must match `expected`: same type, shape, dtype and device, values within
+        dtype-appropriate tolerances (those of `torch.testing.assert_close` unless given)."""
+        # Devices are compared here: the values travel to the judge on the CPU.
+        if check_device and isinstance(actual, torch.Tensor) and isinstance(expected, torch.Tensor):
+            self.expect(actual.device.type == expected.device.type,
+                        f"{name}: output is on {actual.device.type}, expected {expected.device.type}")
+        self.channel.expect("close", name, _portable(actual), _portable(expected),
+                            {"atol": atol, "rtol": rtol, "check_dtype": check_dtype,
+                             "check_device": check_device, "exact_type": exact_type})
+
+    def expect_equal(self, name: str, actual: Any, expected: Any) -> None:
+        """`actual == expected` exactly (numbers, strings, lists, dicts, tensors)."""
+        self.channel.expect("equal", name, _portable(actual), _portable(expected), {})
+
+    def expect_finite(self, name: str, value: torch.Tensor) -> None:
+        self.channel.expect("finite", name, _portable(value), None, {})
+
+    def expect_grads_close(self, actual: dict[str, torch.Tensor | None],
+                           expected: dict[str, torch.Tensor | None], *,
+                           atol: float | None = None, rtol: float | None = None) -> None:
+        """Every named gradient matches (`gradient of weight differs` names the first that doesn't)."""
+        for key in expected:
+            if key not in actual:
+                self.fail(f"gradient of `{key}` is missing")
+            a, e = actual[key], expected[key]
+            if e is None or a is None:
+                self.expect_equal(f"gradient of `{key}` is None", a is None, e is None)
+                continue
+            self.expect_close(f"gradient of `{key}`", a, e, atol=atol, rtol=rtol)
+
+    def expect_raises(self, name: str, fn: Callable[[], Any],
+                      exceptions: type[BaseException] | tuple[type[BaseException], ...] = Exception,
+                      match: str | None = None) -> BaseException:
+        """`fn()` must raise; `name` says what should have been rejected."""
+        try:
+            fn()
+        except exceptions as exc:
+            if match is not None and match.lower() not in str(exc).lower():
+                self.expect(False, f"{name}: the error message should mention {match!r}, "
+                                   f"it says: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+            self.expect(True, name)
+            return exc
+        self.expect(False, f"{name}: expected an error, but nothing was raised")
+        raise AssertionError("unreachable")  # pragma: no cover - the channel ends the run
+
+    def no_mutation(self, fn: Callable[..., Any], *inputs: Any) -> Any:
+        """Call `fn(*inputs)` and expect no tensor input to have been changed in place."""
+        before = [x.detach().clone() if isinstance(x, torch.Tensor) else None for x in inputs]
+        versions = [x._version if isinstance(x, torch.Tensor) else None for x in inputs]
+        out = fn(*inputs)
+        for i, (x, b, v) in enumerate(zip(inputs, before, versions)):
+            if b is None:
+                continue
+            changed = x._version != v or not torch.equal(x.detach(), b)
+            self.expect(not changed, f"your function changed its input #{i + 1} in place")
+        return out
+
+    def gradcheck(self, name: str, fn: Callable[..., Any], inputs: Sequence[torch.Tensor],
+                  second_order: bool = False, **kw: Any) -> None:
+        """gradcheck (and gradgradcheck if `second_order`) in float64; a failure says which."""
+        inputs = tuple(x.detach().double().requires_grad_(x.requires_grad) if isinstance(x, torch.Tensor)
+                       and x.is_floating_point() else x for x in inputs)
+        self.phase(f"gradcheck: {name}")
+        try:
+            ok = _gradcheck(fn, inputs, raise_exception=True, **kw)
+        except Exception as exc:  # gradcheck raises GradcheckError with the Jacobians
+            self.expect(False, f"gradcheck of {name} failed: {_first_line(exc)}")
+            return
+        self.expect(ok, f"gradcheck of {name} failed")
+        if second_order:
+            self.phase(f"gradgradcheck: {name}")
+            try:
+                ok = _gradgradcheck(fn, inputs, raise_exception=True, **kw)
+            except Exception as exc:
+                self.expect(False, f"gradgradcheck (second derivatives) of {name} failed: {_first_line(exc)}")
+                return
+            self.expect(ok, f"gradgradcheck (second derivatives) of {name} failed")
+
+    # -- speed and memory ----------------------------------------------------------------------
+
+    def time(self, learner: Callable[[], Any], reference: Callable[[], Any], *, name: str = "time",
+             budget_s: float = 0.3, min_rounds: int = 7, warmup: int = 2) -> Timing:
+        """Time learner and reference side by side: warm-up, then interleaved rounds (ABBA),
+        each a block of calls long enough to measure; medians, IQR and the speedup."""
+        from tutor.runner import timing  # torch-side helper, imported only when used
+
+        self.phase(f"timing {name}")
+        result = timing.interleaved(learner, reference, device=self.device, budget_s=budget_s,
+                                    min_rounds=min_rounds, warmup=warmup)
+        self.figure(name, result.as_dict())
+        return result
+
+    def peak_memory(self, fn: Callable[[], Any]) -> int:
+        """Peak bytes of tensor memory allocated while `fn()` runs (above what was live before)."""
+        from tutor.runner import memory
+
+        return memory.peak_bytes(fn, self.device)
+
+    def memory(self, learner: Callable[[], Any], reference: Callable[[], Any], *,
+               name: str = "memory") -> Memory:
+        """Peak tensor memory of learner and reference, each in its own measured call."""
+        self.phase(f"measuring {name}")
+        result = Memory(self.peak_memory(learner), self.peak_memory(reference), self.device.type)
+        self.figure(name, result.as_dict())
+        return result
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _portable(value: Any) -> Any:
+    """Detach tensors and move them to CPU so they can travel to the judge."""
+    if isinstance(value, torch.Tensor):
+        return value.detach().cpu() if value.device.type != "meta" else value.detach()
+    if isinstance(value, (list, tuple)):
+        return type(value)(_portable(v) for v in value) if not hasattr(value, "_fields") \
+            else type(value)(*(_portable(v) for v in value))
+    if isinstance(value, dict):
+        return {k: _portable(v) for k, v in value.items()}
+    return value
+
+
+def median_iqr(samples: Sequence[float]) -> tuple[float, float]:
+    qs = statistics.quantiles(samples, n=4, method="inclusive") if len(samples) > 1 else [samples[0]] * 3
+    return qs[1], qs[2] - qs[0]

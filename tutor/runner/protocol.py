@@ -1,0 +1,83 @@
+"""Messages between the app/CLI and the runner. Plain Python: no torch, no Textual."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+# Verdict statuses. Only "passed" counts as done.
+PASSED = "passed"
+FAILED = "failed"        # the check ran and found a difference
+ERROR = "error"          # the learner's code raised, or exited before the check finished
+TIMEOUT = "timeout"
+CRASHED = "crashed"      # killed by a signal (segfault in an extension, abort, out of memory)
+SKIPPED = "skipped"      # this machine lacks what the exercise needs (CUDA, GPUs)
+CANCELLED = "cancelled"
+STATUSES = (PASSED, FAILED, ERROR, TIMEOUT, CRASHED, SKIPPED, CANCELLED)
+
+OUTPUT_CAP = 64 * 1024   # bytes of the program's output kept per run
+
+
+@dataclass
+class RunRequest:
+    """One check: the learner's file against the exercise's solution and checker."""
+
+    exercise: str
+    code: str            # path of the code under test (the learner's file, or the solution)
+    solution: str
+    checker: str
+    timeout: float = 60.0
+    device: str = "cpu"  # resolved device: "cpu" or "cuda"
+    processes: int = 1
+    seed: int | None = None
+    memory_limit_mb: int | None = None  # address-space cap for CPU-only runs
+    cache_dir: str | None = None        # shared build/compile caches (reused across runs)
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self))
+
+    @classmethod
+    def from_json(cls, text: str) -> "RunRequest":
+        return cls(**json.loads(text))
+
+
+@dataclass
+class Event:
+    """Progress while a run is under way: a phase change, or lines of output."""
+
+    kind: str                       # "phase" | "output" | "figure"
+    text: str = ""
+    elapsed_s: float = 0.0
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Verdict:
+    status: str
+    reason: str = ""
+    details: list[str] = field(default_factory=list)
+    figures: dict[str, Any] = field(default_factory=dict)
+    output: str = ""
+    output_truncated: bool = False
+    duration_s: float = 0.0
+    seed: int | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.status == PASSED
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "Verdict":
+        return cls(**data)
+
+
+def encode(kind: str, payload: dict[str, Any]) -> bytes:
+    return (json.dumps({"kind": kind, **payload}, default=str) + "\n").encode()
+
+
+def decode(line: bytes | str) -> dict[str, Any]:
+    return json.loads(line)

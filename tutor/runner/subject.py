@@ -1,0 +1,169 @@
+"""The process that runs the learner's code: loads the checker, the reference and the learner's
+module, calls `check(ctx)`, and reports over a private socket (never stdout).
+
+Runs forked from the warm server (one process per run) or as a torchrun rank.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import importlib.util
+import os
+import pickle
+import signal
+import socket
+import struct
+import sys
+import traceback
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from tutor.runner.protocol import RunRequest
+
+_HEADER = struct.Struct("!I")
+
+
+def send_message(sock: socket.socket, message: tuple[Any, ...]) -> None:
+    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    sock.sendall(_HEADER.pack(len(data)) + data)
+
+
+def recv_exact(sock: socket.socket, n: int) -> bytes:
+    buf = bytearray()
+    while len(buf) < n:
+        chunk = sock.recv(n - len(buf))
+        if not chunk:
+            raise ConnectionError("channel closed")
+        buf += chunk
+    return bytes(buf)
+
+
+class SocketChannel:
+    """The checking API's channel: every expectation waits for the judge's answer."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+
+    def expect(self, kind: str, name: str, actual: Any, expected: Any, options: dict[str, Any]) -> None:
+        send_message(self.sock, ("expect", kind, name, actual, expected, options))
+        answer = recv_exact(self.sock, 1)
+        if answer != b"+":
+            # The judge has its verdict and is about to stop this process; stop first.
+            os._exit(3)
+
+    def figure(self, name: str, value: Any) -> None:
+        send_message(self.sock, ("figure", name, value))
+
+    def phase(self, text: str, **info: Any) -> None:
+        send_message(self.sock, ("phase", text, info))
+
+
+def import_path(path: Path, name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot import {path}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def learner_frames(exc: BaseException, learner: Path) -> list[str]:
+    """The traceback lines that point into the learner's file (else the innermost frame)."""
+    tb = traceback.extract_tb(exc.__traceback__)
+    mine = [f for f in tb if Path(f.filename).resolve() == learner.resolve()]
+    frames = mine or tb[-1:]
+    lines: list[str] = []
+    for f in frames:
+        where = "your code" if f in mine else Path(f.filename).name
+        lines.append(f"{where}, line {f.lineno}, in {f.name}")
+        if f.line:
+            lines.append(f"    {f.line.strip()}")
+    return lines
+
+
+def _die_with_parent() -> None:
+    """Linux: get SIGKILL when the supervising process dies, so nothing is left running."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def prepare_environment(request: RunRequest, tmpdir: Path) -> None:
+    """Caches shared across runs (builds are reused), everything else in the run's tmpdir."""
+    cache = Path(request.cache_dir) if request.cache_dir else tmpdir / "cache"
+    os.environ.setdefault("TORCH_EXTENSIONS_DIR", str(cache / "torch_extensions"))
+    os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(cache / "inductor"))
+    os.environ.setdefault("TRITON_CACHE_DIR", str(cache / "triton"))
+    os.environ["TMPDIR"] = str(tmpdir)
+    os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
+    os.chdir(tmpdir)
+
+
+def run_subject(request: RunRequest, sock_path: str, tmpdir: Path, rank: int = 0,
+                world_size: int = 1) -> None:
+    """Run the check and report; never returns (exits the process)."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.connect(sock_path)
+    send_message(sock, ("hello", rank, os.getpid()))
+    channel = SocketChannel(sock)
+    learner_path = Path(request.code)
+    code = 0
+    try:
+        import torch
+
+        from tutor import checking
+
+        torch.manual_seed(request.seed or 0)
+        checker = import_path(Path(request.checker), "tutor_checker")
+        reference = import_path(Path(request.solution), "reference_solution")
+        ctx = checking.Context(
+            learner=None, reference=reference, channel=channel, seed=request.seed or 0,
+            device=request.device, tmpdir=tmpdir, learner_path=learner_path, rank=rank,
+            world_size=world_size,
+            learner_loader=lambda: import_path(learner_path, "learner_solution"))
+        checker.check(ctx)
+        send_message(sock, ("done",))
+    except BaseException as exc:  # noqa: BLE001 - everything the learner raises is reported
+        from tutor.checking import CheckFailed
+
+        if isinstance(exc, CheckFailed):
+            send_message(sock, ("failed", exc.reason, exc.details))
+        elif isinstance(exc, SystemExit):
+            send_message(sock, ("exit", exc.code))
+        elif isinstance(exc, ConnectionError):
+            code = 4
+        else:
+            summary = f"{type(exc).__name__}: {exc}".strip().rstrip(":")
+            if isinstance(exc, MemoryError):
+                summary = "MemoryError: your code ran out of memory (the run's memory cap was reached)"
+            try:
+                send_message(sock, ("error", summary, learner_frames(exc, learner_path)))
+            except Exception:  # the message itself may not pickle
+                code = 5
+    finally:
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except Exception:
+            pass
+    os._exit(code)
+
+
+def main() -> None:
+    """Entry point for torchrun ranks: `python -m tutor.runner.subject`."""
+    request = RunRequest.from_json(os.environ["TUTOR_REQUEST"])
+    tmpdir = Path(os.environ["TUTOR_TMPDIR"])
+    rank = int(os.environ.get("RANK", "0"))
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    rank_dir = tmpdir / f"rank{rank}"
+    rank_dir.mkdir(parents=True, exist_ok=True)
+    prepare_environment(request, rank_dir)
+    run_subject(request, os.environ["TUTOR_SOCKET"], rank_dir, rank, world)
+
+
+if __name__ == "__main__":
+    main()
