@@ -1,0 +1,65 @@
+"""Shared fixtures: an isolated tutor home, and a warm runner for checks through the real runner."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Callable, Iterator
+
+import pytest
+
+from tutor.course import Course, load_course
+from tutor.runner.client import Runner
+from tutor.runner.protocol import Verdict
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A fresh tutor home for one test (TUTOR_HOME points at it)."""
+    h = tmp_path / "home"
+    monkeypatch.setenv("TUTOR_HOME", str(h))
+    return h
+
+
+@pytest.fixture(scope="session")
+def course() -> Course:
+    return load_course()
+
+
+@pytest.fixture(scope="session")
+def runner(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runner]:
+    """One warm runner for the whole session (build caches shared across tests)."""
+    cache = Path(os.environ.get("TUTOR_TEST_CACHE") or tmp_path_factory.mktemp("runner-cache"))
+    r = Runner(cache_dir=cache, device="cpu")
+    yield r
+    r.close()
+
+
+@pytest.fixture
+def check_code(runner: Runner, course: Course, tmp_path: Path) -> Callable[..., Verdict]:
+    """check_code("sigmoid", source_text) -> Verdict, through the real runner.
+
+    For mutant tests: take the solution, break it the way a learner would, and assert the
+    verdict fails with a helpful reason.
+    """
+    counter = iter(range(10_000))
+
+    def run(exercise_id: str, source: str | Path, seed: int | None = None) -> Verdict:
+        exercise = course.exercise(exercise_id)
+        if isinstance(source, Path):
+            path = source
+        else:
+            path = tmp_path / f"{exercise.stub.stem}_{next(counter)}" / exercise.stub.name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(source, encoding="utf-8")
+        return runner.check(exercise, path, seed=seed)
+
+    return run
+
+
+@pytest.fixture
+def solution_text(course: Course) -> Callable[[str], str]:
+    """solution_text("sigmoid") -> the reference solution's source, to mutate."""
+    return lambda exercise_id: course.exercise(exercise_id).solution.read_text(encoding="utf-8")

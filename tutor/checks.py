@@ -1,0 +1,161 @@
+"""Headless checking for `tutor check` and `tutor dev check`: run exercises through the runner,
+show progress and a results table, store the results. No torch, no Textual."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+from rich.console import Console
+from rich.progress import BarColumn, Progress as Bar, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from tutor.course import Course, Exercise
+from tutor.progress import Progress, ProgressError
+from tutor.runner.client import Runner
+from tutor.runner.protocol import Event, Verdict
+from tutor.workspace import Workspace
+
+STATUS_STYLE = {"passed": "green", "failed": "red", "error": "red", "timeout": "yellow",
+                "crashed": "red", "skipped": "dim", "cancelled": "dim"}
+
+
+@dataclass
+class CheckResult:
+    exercise: Exercise
+    role: str  # learner | solution | stub
+    verdict: Verdict
+
+
+def current_exercise(course: Course, progress: Progress) -> Exercise:
+    """The exercise the learner is on: the current step if it is one, else the chapter's first
+    unfinished exercise, else the course's."""
+    last = progress.last_position()
+    statuses = progress.all_exercises()
+    chapters = list(course.chapters)
+    if last:
+        try:
+            chapter = course.chapter(last[0])
+            if last[1]:
+                step = chapter.step(last[1])
+                if isinstance(step, Exercise):
+                    return step
+            chapters = [chapter] + [c for c in chapters if c is not chapter]
+        except KeyError:
+            pass
+    for c in chapters:
+        for e in c.exercises:
+            if statuses.get(e.id) is None or statuses[e.id].status != "passed":
+                return e
+    return course.exercises[0]
+
+
+def code_for(exercise: Exercise, role: str, workspace: Workspace) -> Path:
+    if role == "solution":
+        return exercise.solution
+    if role == "stub":
+        return exercise.stub
+    workspace.read(exercise)  # creates it from the stub if missing
+    return workspace.path(exercise)
+
+
+def run_checks(exercises: Iterable[Exercise], *, role: str, workspace: Workspace,
+               progress: Progress | None, device: str, home: Path,
+               console: Console | None, runner: Runner | None = None) -> list[CheckResult]:
+    exercises = list(exercises)
+    own_runner = runner is None
+    runner = runner or Runner(cache_dir=home / "cache", device=device)
+    results: list[CheckResult] = []
+    try:
+        bar = Bar(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[phase]}"),
+                  TimeElapsedColumn(), console=console, transient=True, disable=console is None)
+        with bar:
+            task = bar.add_task("starting the runner", total=len(exercises), phase="")
+            for exercise in exercises:
+                bar.update(task, description=f"{exercise.id} ({role})", phase="")
+
+                def on_event(event: Event, _task: Any = task) -> None:
+                    if event.kind == "phase":
+                        bar.update(_task, phase=f"{event.text} · {event.elapsed_s:.0f} s")
+
+                verdict = runner.check(exercise, code_for(exercise, role, workspace), on_event=on_event)
+                results.append(CheckResult(exercise, role, verdict))
+                if progress is not None and verdict.status != "skipped":
+                    try:
+                        progress.record_run(exercise.id, verdict.status, verdict.reason,
+                                            verdict.figures, role=role)
+                    except ProgressError as exc:
+                        if console:
+                            console.print(f"[yellow]warning:[/] {exc}")
+                bar.advance(task)
+    finally:
+        if own_runner:
+            runner.close()
+    return results
+
+
+def fmt_seconds(s: float | None) -> str:
+    if s is None:
+        return "—"
+    if s >= 1:
+        return f"{s:.2f} s"
+    if s >= 1e-3:
+        return f"{s * 1e3:.2f} ms"
+    return f"{s * 1e6:.1f} µs"
+
+
+def fmt_bytes(n: float | None) -> str:
+    if n is None:
+        return "—"
+    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if abs(n) >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{int(n)} B"
+
+
+def summary_figures(figures: dict[str, Any]) -> tuple[str, str, str]:
+    """(time, speedup, memory) columns: learner vs reference."""
+    t = figures.get("time")
+    m = figures.get("memory")
+    time_col = speed_col = mem_col = "—"
+    if isinstance(t, dict):
+        time_col = f"{fmt_seconds(t['learner_s'])} vs {fmt_seconds(t['reference_s'])}"
+        speed_col = f"{t['speedup']:.2f}x" + (" (noisy)" if t.get("noisy") else "")
+    if isinstance(m, dict):
+        mem_col = f"{fmt_bytes(m['learner_bytes'])} vs {fmt_bytes(m['reference_bytes'])}"
+    return time_col, speed_col, mem_col
+
+
+def print_table(results: list[CheckResult], console: Console) -> None:
+    table = Table(title_justify="left")
+    table.add_column("exercise")
+    table.add_column("verdict")
+    table.add_column("reason", overflow="fold", ratio=3)
+    table.add_column("time (yours vs ref)")
+    table.add_column("speedup", justify="right")
+    table.add_column("peak memory")
+    for r in results:
+        v = r.verdict
+        label = r.exercise.id + ("" if r.role == "learner" else f" [dim]({r.role})[/]")
+        time_col, speed_col, mem_col = summary_figures(v.figures)
+        reason = v.reason if v.status != "passed" else ""
+        if v.details and v.status != "passed":
+            reason += "\n" + "\n".join(v.details[:6])
+        table.add_row(label, f"[{STATUS_STYLE.get(v.status, '')}]{v.status}[/]", reason,
+                      time_col, speed_col, mem_col)
+    console.print(table)
+    counts: dict[str, int] = {}
+    for r in results:
+        counts[r.verdict.status] = counts.get(r.verdict.status, 0) + 1
+    console.print(", ".join(f"{n} {s}" for s, n in counts.items()) or "nothing to check")
+
+
+def result_dict(r: CheckResult) -> dict[str, Any]:
+    return {"exercise": r.exercise.id, "chapter": r.exercise.chapter_slug, "role": r.role,
+            **r.verdict.to_dict()}
+
+
+def print_json(results: list[CheckResult]) -> None:
+    print(json.dumps([result_dict(r) for r in results], indent=2, default=str))

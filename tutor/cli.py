@@ -1,0 +1,299 @@
+"""The `tutor` command. Rich output, one-line errors, no tracebacks for anything a user can cause.
+
+Nothing here imports torch or Textual at module level: `tutor list` must be instant, and the
+app is imported only by `tutor start`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import NoReturn, Sequence
+
+from rich.console import Console
+
+from tutor import paths
+from tutor.course import Chapter, Course, Exercise, LessonError, load_course
+from tutor.progress import Progress, ProgressError
+from tutor.workspace import Workspace, WorkspaceError
+
+console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False)
+
+EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
+
+
+class UsageError(Exception):
+    """Bad input from the user: printed as one line, exit code 2."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # one line, not usage + traceback-like noise
+        err_console.print(f"tutor: {message} (see `tutor --help`)", markup=False)
+        raise SystemExit(EXIT_USAGE)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="tutor", description="Learn advanced PyTorch by doing, in your terminal.")
+    p.add_argument("--workspace", metavar="DIR",
+                   help="where your code and progress live (default: $TUTOR_HOME or the per-user data dir)")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    s = sub.add_parser("start", help="open the tutor at a chapter (or where you left off)")
+    s.add_argument("where", nargs="*", metavar="chapter N", help="e.g. `chapter 3` or `3`")
+    s.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+
+    sub.add_parser("list", help="the chapters and your progress")
+
+    h = sub.add_parser("hint", help="show the next hint for an exercise")
+    h.add_argument("exercise")
+
+    r = sub.add_parser("reset", help="restore an exercise's starting code (your version is backed up)")
+    r.add_argument("exercise")
+
+    c = sub.add_parser("check", help="check exercises headless")
+    c.add_argument("target", nargs="*", help="EXERCISE, `chapter N`, or nothing for the current exercise")
+    c.add_argument("--all", action="store_true", help="every exercise of the course")
+    c.add_argument("--solutions", action="store_true", help="check the reference solutions instead")
+    c.add_argument("--stubs", action="store_true", help="check the untouched stubs instead")
+    c.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    c.add_argument("--json", action="store_true", help="machine-readable results")
+
+    sub.add_parser("stats", help="your type-along statistics")
+    sub.add_parser("doctor", help="what this machine can run")
+
+    d = sub.add_parser("dev", help="course-author tools")
+    dsub = d.add_subparsers(dest="dev_command", metavar="DEV_COMMAND", parser_class=_Parser)
+    dc = dsub.add_parser("check", help="validate every lesson; stubs must fail, solutions pass")
+    dc.add_argument("--chapter", type=int, action="append", help="only these chapters")
+    dc.add_argument("--no-run", action="store_true", help="skip running stubs and solutions")
+    dc.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    dc.add_argument("--json", action="store_true")
+    return p
+
+
+# ------------------------------------------------------------------------------------------------
+# Helpers shared by the commands
+
+
+def _course() -> Course:
+    return load_course()
+
+
+def _progress(home: Path) -> Progress:
+    progress = Progress(home)
+    if progress.notice:
+        err_console.print(f"tutor: {progress.notice}", markup=False)
+    return progress
+
+
+def parse_chapter(words: Sequence[str], course: Course) -> int | None:
+    """`chapter 3`, `3`, or nothing (None). Raises UsageError naming the valid choices."""
+    words = list(words)
+    if words and words[0].lower() in ("chapter", "ch"):
+        words = words[1:]
+        if not words:
+            raise UsageError(f"which chapter? choose {_chapter_range(course)}")
+    if not words:
+        return None
+    if len(words) > 1:
+        raise UsageError(f"expected one chapter number, got {' '.join(words)!r}")
+    try:
+        number = int(words[0])
+    except ValueError:
+        raise UsageError(f"{words[0]!r} is not a chapter number; choose {_chapter_range(course)}") from None
+    if number not in {c.number for c in course.chapters}:
+        raise UsageError(f"there is no chapter {number}; choose {_chapter_range(course)}")
+    return number
+
+
+def _chapter_range(course: Course) -> str:
+    nums = sorted(c.number for c in course.chapters)
+    return f"{nums[0]}-{nums[-1]}" if nums == list(range(nums[0], nums[-1] + 1)) else ", ".join(map(str, nums))
+
+
+def find_exercise(course: Course, ident: str) -> Exercise:
+    try:
+        return course.exercise(ident)
+    except KeyError:
+        choices = ", ".join(course.exercise_ids())
+        raise UsageError(f"unknown exercise {ident!r}; choose one of: {choices}") from None
+
+
+def _ago(ts: float | None) -> str:
+    if not ts:
+        return "—"
+    delta = time.time() - ts
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if delta >= size:
+            return f"{int(delta // size)}{unit} ago"
+    return "just now"
+
+
+# ------------------------------------------------------------------------------------------------
+# Commands
+
+
+def cmd_list(args: argparse.Namespace, home: Path) -> int:
+    from rich.table import Table
+
+    course = _course()
+    progress = _progress(home)
+    done = progress.all_exercises()
+    table = Table(title="PyTorch tutor · chapters", title_justify="left")
+    table.add_column("#", justify="right")
+    table.add_column("chapter")
+    table.add_column("exercises", justify="right")
+    table.add_column("last activity")
+    for c in course.chapters:
+        ids = [e.id for e in c.exercises]
+        passed = sum(1 for i in ids if done.get(i) and done[i].status == "passed")
+        bar = f"{passed}/{len(ids)}" + (" ✓" if ids and passed == len(ids) else "")
+        table.add_row(str(c.number), c.title, bar, _ago(progress.last_activity(ids)))
+    console.print(table)
+    return EXIT_OK
+
+
+def cmd_hint(args: argparse.Namespace, home: Path) -> int:
+    course = _course()
+    exercise = find_exercise(course, args.exercise)
+    progress = _progress(home)
+    before = progress.exercise(exercise.id).hints_used
+    if before >= len(exercise.hints):
+        console.print(f"[bold]{exercise.title}[/]: all {len(exercise.hints)} hints are shown below; "
+                      "the reference solution is the next step (in the app, Tab once more).")
+    shown = progress.use_hint(exercise.id, len(exercise.hints))
+    for i in range(shown):
+        style = "bold" if i == shown - 1 else "dim"
+        console.print(f"[{style}]hint {i + 1}/{len(exercise.hints)}:[/] ", end="")
+        console.print(exercise.hints[i], markup=False, style=style)
+    return EXIT_OK
+
+
+def cmd_reset(args: argparse.Namespace, home: Path) -> int:
+    course = _course()
+    exercise = find_exercise(course, args.exercise)
+    backup = Workspace(home).reset(exercise)
+    if backup:
+        console.print(f"Restored the starting code of [bold]{exercise.id}[/]. Your version is saved as {backup}")
+    else:
+        console.print(f"[bold]{exercise.id}[/] already had its starting code; nothing to back up.")
+    return EXIT_OK
+
+
+def cmd_start(args: argparse.Namespace, home: Path) -> int:
+    course = _course()
+    chapter = parse_chapter(args.where, course)
+    workspace = Workspace(home)
+    workspace.ensure(course)
+    progress = _progress(home)
+    step_id: str | None = None
+    if chapter is None:
+        last = progress.last_position()
+        if last and last[0] in {c.number for c in course.chapters}:
+            chapter, step_id = last
+        else:
+            chapter = course.chapters[0].number
+    else:
+        last = progress.last_position()
+        if last and last[0] == chapter:
+            step_id = last[1]
+    progress.set_position(chapter, step_id)
+    progress.close()
+    from tutor.ui.app import run_app
+
+    return run_app(course, home, chapter, step_id, device=args.device)
+
+
+def cmd_stats(args: argparse.Namespace, home: Path) -> int:
+    from tutor.stats import render_stats, summarize
+
+    course = _course()
+    console.print(render_stats(summarize(_progress(home), course)))
+    return EXIT_OK
+
+
+def cmd_check(args: argparse.Namespace, home: Path) -> int:
+    from tutor import checks
+
+    course = _course()
+    if args.solutions and args.stubs:
+        raise UsageError("choose --solutions or --stubs, not both")
+    progress = _progress(home)
+    if args.all:
+        if args.target:
+            raise UsageError("--all takes no exercise or chapter")
+        exercises = course.exercises
+    elif args.target and args.target[0].lower() in ("chapter", "ch") or \
+            len(args.target) == 1 and args.target[0].isdigit():
+        number = parse_chapter(args.target, course)
+        assert number is not None
+        exercises = course.chapter(number).exercises
+    elif len(args.target) == 1:
+        exercises = [find_exercise(course, args.target[0])]
+    elif args.target:
+        raise UsageError(f"expected one exercise or `chapter N`, got {' '.join(args.target)!r}")
+    else:
+        exercises = [checks.current_exercise(course, progress)]
+    role = "solution" if args.solutions else "stub" if args.stubs else "learner"
+    workspace = Workspace(home)
+    if role == "learner":
+        workspace.ensure(course)
+    results = checks.run_checks(exercises, role=role, workspace=workspace, progress=progress,
+                                device=args.device, home=home, console=None if args.json else console)
+    if args.json:
+        checks.print_json(results)
+    else:
+        checks.print_table(results, console)
+    return EXIT_OK if all(r.verdict.status in ("passed", "skipped") for r in results) else EXIT_FAIL
+
+
+def cmd_doctor(args: argparse.Namespace, home: Path) -> int:
+    from tutor.doctor import doctor
+
+    return doctor(console, home)
+
+
+def cmd_dev(args: argparse.Namespace, home: Path) -> int:
+    if args.dev_command != "check":
+        raise UsageError("usage: tutor dev check [--chapter N] [--no-run]")
+    from tutor.devcheck import dev_check
+
+    return dev_check(console, home, chapters=args.chapter, run=not args.no_run, device=args.device,
+                     as_json=args.json)
+
+
+COMMANDS = {"list": cmd_list, "hint": cmd_hint, "reset": cmd_reset, "start": cmd_start,
+            "check": cmd_check, "stats": cmd_stats, "doctor": cmd_doctor, "dev": cmd_dev}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if not args.command:
+        build_parser().print_help()
+        return EXIT_USAGE
+    try:
+        home = paths.home_dir(args.workspace)
+        return COMMANDS[args.command](args, home)
+    except UsageError as exc:
+        err_console.print(f"tutor: {exc}", markup=False)
+        return EXIT_USAGE
+    except LessonError as exc:
+        err_console.print(f"tutor: broken lesson file: {exc}", markup=False)
+        return EXIT_FAIL
+    except (ProgressError, WorkspaceError) as exc:
+        err_console.print(f"tutor: {exc}", markup=False)
+        return EXIT_FAIL
+    except OSError as exc:  # disk full, permissions: say which file, never a traceback
+        where = f" ({exc.filename})" if getattr(exc, "filename", None) else ""
+        err_console.print(f"tutor: {exc.strerror or exc}{where}", markup=False)
+        return EXIT_FAIL
+    except KeyboardInterrupt:
+        err_console.print("tutor: interrupted", markup=False)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,91 @@
+"""`tutor doctor`: what this machine has, and which chapters and exercises can run on it."""
+
+from __future__ import annotations
+
+import json
+import platform
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from tutor.course import load_course
+
+# Run in a child so that a broken torch install is reported, not raised, and the CLI stays light.
+_PROBE = r"""
+import json, importlib
+out = {}
+try:
+    import torch
+    out["torch"] = torch.__version__
+    out["cuda_build"] = torch.version.cuda
+    out["cuda"] = torch.cuda.is_available()
+    out["gpus"] = torch.cuda.device_count() if out["cuda"] else 0
+    out["gpu_names"] = [torch.cuda.get_device_name(i) for i in range(out["gpus"])]
+    out["threads"] = torch.get_num_threads()
+except Exception as exc:
+    out["torch_error"] = f"{type(exc).__name__}: {exc}"
+for mod in ("pytorch_lightning", "bitsandbytes"):
+    try:
+        m = importlib.import_module(mod)
+        out[mod] = getattr(m, "__version__", "installed")
+    except Exception as exc:
+        out[mod + "_error"] = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+print(json.dumps(out))
+"""
+
+
+def probe() -> dict:
+    try:
+        done = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, timeout=120)
+        return json.loads(done.stdout.strip().splitlines()[-1])
+    except (subprocess.SubprocessError, json.JSONDecodeError, IndexError, OSError) as exc:
+        return {"torch_error": f"probe failed: {exc}"}
+
+
+def doctor(console: Console, home: Path) -> int:
+    info = probe()
+    cxx = shutil.which("c++") or shutil.which("g++") or shutil.which("clang++")
+    nvcc = shutil.which("nvcc")
+    table = Table(title="tutor doctor", title_justify="left", show_header=False)
+    table.add_column("what")
+    table.add_column("found")
+
+    def ok(flag: bool, text: str) -> str:
+        return f"[green]✓[/] {text}" if flag else f"[red]✗[/] {text}"
+
+    table.add_row("Python", ok(sys.version_info >= (3, 10), f"{platform.python_version()} ({sys.executable})"))
+    table.add_row("torch", ok("torch" in info, info.get("torch") or info.get("torch_error", "not importable")))
+    gpus = int(info.get("gpus", 0))
+    table.add_row("CUDA", ok(bool(info.get("cuda")), f"{gpus} GPU(s) {', '.join(info.get('gpu_names', []))}"
+                             if info.get("cuda") else f"not available (torch built for CUDA {info.get('cuda_build')})"
+                             if info.get("cuda_build") else "not available (CPU build of torch)"))
+    table.add_row("C++ compiler", ok(bool(cxx), cxx or "not found (chapter 3 needs g++ or clang++)"))
+    table.add_row("nvcc", ok(bool(nvcc), nvcc or "not found (only the CUDA kernel exercise needs it)"))
+    for mod, label in (("pytorch_lightning", "Lightning"), ("bitsandbytes", "bitsandbytes")):
+        table.add_row(label, ok(mod in info, info.get(mod) or info.get(mod + "_error", "not importable")))
+    table.add_row("threads", str(info.get("threads", "?")))
+    table.add_row("your files", str(home))
+    console.print(table)
+
+    course = load_course()
+    runnable = Table(title="what runs here", title_justify="left")
+    runnable.add_column("chapter")
+    runnable.add_column("runs here", justify="right")
+    runnable.add_column("needs what this machine lacks")
+    for c in course.chapters:
+        missing = []
+        n = 0
+        for e in c.exercises:
+            needs = e.needs
+            can = ("torch" in info and (needs.device != "cuda" or gpus >= max(1, needs.gpus))
+                   and (c.number != 3 or cxx))
+            n += bool(can)
+            if not can:
+                missing.append(f"{e.id} ({needs.describe()})")
+        runnable.add_row(f"{c.number}. {c.title}", f"{n}/{len(c.exercises)}", ", ".join(missing) or "—")
+    console.print(runnable)
+    return 0 if "torch" in info else 1
