@@ -20,7 +20,7 @@ from tutor.progress import Progress, ProgressError
 from tutor.workspace import Workspace, WorkspaceError
 
 console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
+err_console = Console(stderr=True, highlight=False, soft_wrap=True)
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE = 0, 1, 2
 
