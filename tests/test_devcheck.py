@@ -22,6 +22,7 @@ def test_dev_check_passes_for_the_whole_course(tmp_path):
     assert "0 problem(s)" in done.stdout
 
 
+@pytest.mark.slow
 def test_dev_check_reports_a_stub_that_passes_and_a_missing_todo(tmp_path):
     course = tmp_path / "course"
     shutil.copytree(ROOT / "lessons" / "02-custom-autograd", course / "lessons" / "02-custom-autograd")

@@ -7,7 +7,7 @@ class Sigmoid(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):
         s = torch.sigmoid(x)
-        ctx.save_for_backward(s)
+        ctx.save_for_backward(s)  # the output: backward needs nothing else
         return s
 
     @staticmethod
