@@ -144,3 +144,10 @@ def test_no_state_leaks_between_runs(runner, tmp_path):
     assert run(runner, tmp_path, leak).status == "passed"
     probe = "import torch\ndef double(x):\n    assert not hasattr(torch.Tensor, 'leaked_marker')\n    return x * 2\n"
     assert run(runner, tmp_path, probe).status == "passed"
+
+
+def test_patching_torch_to_bend_expected_values_is_caught(runner, tmp_path):
+    src = "import torch\ntorch.Tensor.__mul__ = lambda a, b: a\ndef double(x):\n    return x\n"
+    v = run(runner, tmp_path, src)
+    assert v.status == "failed"
+    assert "replaced torch.Tensor.__mul__" in v.reason

@@ -83,6 +83,48 @@ def learner_frames(exc: BaseException, learner: Path) -> list[str]:
     return lines
 
 
+def _tamper_snapshot() -> dict[tuple[str, str], Any]:
+    """Identities of the torch functions checkers rely on, taken before the learner's code runs.
+
+    Expected values are computed in this process, so code that replaces `torch.Tensor.__mul__`
+    or `torch.sigmoid` could bend them; comparing identities at the end catches that.
+    """
+    import torch
+    import torch.nn.functional as F
+
+    snap: dict[tuple[str, str], Any] = {}
+    for owner_name, owner in (("torch", torch), ("torch.Tensor", torch.Tensor),
+                              ("torch.nn.functional", F), ("torch.testing", torch.testing),
+                              ("torch.autograd", torch.autograd)):
+        # dir() includes what Tensor inherits from its C base class, where __mul__ and most
+        # methods live; a patch on torch.Tensor shadows those.
+        for name in dir(owner):
+            try:
+                value = getattr(owner, name)
+            except Exception:
+                continue
+            if callable(value) and not isinstance(value, type):
+                snap[(owner_name, name)] = value
+    return snap
+
+
+def _tampered(before: dict[tuple[str, str], Any]) -> list[str]:
+    after = _tamper_snapshot()
+    changed = []
+    for key, value in before.items():
+        now = after.get(key)
+        # Bound classmethods are new objects on every lookup but compare equal; torch itself
+        # rewraps a few functions when a subsystem loads (dynamo wraps manual_seed).
+        if now is not value and now != value and not _from_torch(now):
+            changed.append(f"{key[0]}.{key[1]}")
+    return changed
+
+
+def _from_torch(value: Any) -> bool:
+    module = getattr(value, "__module__", None) or ""
+    return module == "torch" or module.startswith("torch.")
+
+
 def _die_with_parent() -> None:
     """Linux: get SIGKILL when the supervising process dies, so nothing is left running."""
     try:
@@ -120,13 +162,19 @@ def run_subject(request: RunRequest, sock_path: str, tmpdir: Path, rank: int = 0
         torch.manual_seed(request.seed or 0)
         checker = import_path(Path(request.checker), "tutor_checker")
         reference = import_path(Path(request.solution), "reference_solution")
+        untouched = _tamper_snapshot()
         ctx = checking.Context(
             learner=None, reference=reference, channel=channel, seed=request.seed or 0,
             device=request.device, tmpdir=tmpdir, learner_path=learner_path, rank=rank,
             world_size=world_size,
             learner_loader=lambda: import_path(learner_path, "learner_solution"))
         checker.check(ctx)
-        send_message(sock, ("done",))
+        replaced = _tampered(untouched)
+        if replaced:
+            send_message(sock, ("failed", f"your code replaced {', '.join(replaced[:3])}; the check "
+                                          "cannot trust results computed with a patched torch", []))
+        else:
+            send_message(sock, ("done",))
     except BaseException as exc:  # noqa: BLE001 - everything the learner raises is reported
         from tutor.checking import CheckFailed
 
