@@ -1,0 +1,338 @@
+"""The type-along engine and the typing statistics summary, with a scripted clock."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tutor.typing_engine import (AUTO, CARET, CORRECT, HINT, INCORRECT, PENDING, TypingSession,
+                                 normalize)
+
+
+class FakeClock:
+    def __init__(self, now: float = 100.0) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def type_text(s: TypingSession, text: str, clock: FakeClock | None = None, step: float = 0.0) -> None:
+    for ch in text:
+        if clock is not None:
+            clock.now += step
+        s.type_char(ch)
+
+
+CODE = "def f(x):\n    if x:\n\n        return 1\n    return 2\n"
+
+
+# -- normalising ---------------------------------------------------------------------------
+
+
+def test_normalize_strips_trailing_space_and_outer_blank_lines() -> None:
+    assert normalize("\n\n  a = 1   \n\n  b = 2\t\n\n\n") == "a = 1\n\nb = 2"
+    assert normalize("x\r\n\tif y:\r\n") == "x\n    if y:"
+
+
+def test_trailing_spaces_in_target_are_not_required() -> None:
+    s = TypingSession("a = 1   \n\n\nb = 2  \n\n")
+    type_text(s, "a = 1\nb = 2")
+    assert s.finished
+    assert s.typed_text == "a = 1\n\n\nb = 2"
+    assert s.errors == 0
+
+
+# -- typing --------------------------------------------------------------------------------
+
+
+def test_correct_and_incorrect_chars() -> None:
+    s = TypingSession("abc")
+    s.type_char("a")
+    s.type_char("x")
+    assert [s.status_at(i) for i in range(3)] == [CORRECT, INCORRECT, CARET]
+    assert s.caret == 2 and s.errors == 1 and s.keystrokes == 2
+    assert s.typed_text == "ax"
+    assert not s.finished
+
+
+def test_backspace_corrects_but_mistake_still_counts() -> None:
+    s = TypingSession("abc")
+    type_text(s, "ax")
+    s.backspace()
+    assert s.caret == 1 and s.status_at(1) == CARET
+    type_text(s, "bc")
+    assert s.finished
+    st = s.stats()
+    assert st.errors == 1 and st.keystrokes == 4 and st.uncorrected_errors == 0
+    assert st.accuracy == pytest.approx(3 / 4)
+
+
+def test_backspace_at_start_is_a_no_op() -> None:
+    s = TypingSession("ab")
+    s.backspace()
+    assert s.caret == 0 and not s.started
+
+
+def test_auto_indent_after_enter_and_blank_lines_skipped() -> None:
+    s = TypingSession(CODE)
+    type_text(s, "def f(x):")
+    s.enter()
+    assert (s.caret_row, s.caret_col) == (1, 4)
+    assert s.typed_text == "def f(x):\n    "
+    assert [s.status_at(i) for i in range(9, 14)] == [CORRECT] + [AUTO] * 4
+    type_text(s, "if x:\n")
+    # The blank line and the 8-space indent are filled in.
+    assert (s.caret_row, s.caret_col) == (3, 8)
+    assert s.typed_text.endswith("if x:\n\n        ")
+    type_text(s, "return 1\nreturn 2")
+    assert s.finished
+    assert s.typed_text == normalize(CODE)
+    assert s.errors == 0
+    assert s.keystrokes == len("def f(x):\nif x:\nreturn 1\nreturn 2")
+
+
+def test_backspace_across_auto_indent_goes_to_previous_line_end() -> None:
+    s = TypingSession(CODE)
+    type_text(s, "def f(x):\nif x:\n")
+    assert (s.caret_row, s.caret_col) == (3, 8)
+    s.backspace()  # removes the indent, the blank line and the Enter
+    assert (s.caret_row, s.caret_col) == (1, 9)
+    assert s.typed_text == "def f(x):\n    if x:"
+    s.backspace()
+    assert s.typed_text == "def f(x):\n    if x"
+    for _ in range(4):
+        s.backspace()
+    assert s.typed_text == "def f(x):\n    "
+    s.backspace()  # the indent goes with the Enter
+    assert s.typed_text == "def f(x):"
+
+
+def test_indented_first_line_is_prefilled_and_kept() -> None:
+    s = TypingSession("    x = 1\ny")
+    assert s.caret == 4 and s.status_at(0) == AUTO
+    s.backspace()
+    assert s.caret == 4
+
+
+def test_enter_in_mid_line_is_a_mistake_without_auto_indent() -> None:
+    s = TypingSession("ab\n    c")
+    s.type_char("a")
+    s.enter()
+    assert s.status_at(1) == INCORRECT and s.caret == 2 and s.errors == 1
+    s.backspace()
+    type_text(s, "b\n")
+    assert s.caret_row == 1 and s.caret_col == 4
+
+
+def test_char_typed_where_line_ends_is_a_mistake() -> None:
+    s = TypingSession("ab\n    c")
+    type_text(s, "ab ")
+    assert s.status_at(2) == INCORRECT and s.caret == 3  # no auto indent
+    assert s.line_segments(0) == [("ab", CORRECT), (" ", INCORRECT)]
+
+
+def test_tab_hint_inserts_next_word_and_counts() -> None:
+    s = TypingSession("x = torch.zeros(3)\nif x:\n    y")
+    s.hint()
+    assert s.typed_text == "x " and s.hints == 1 and s.keystrokes == 0
+    assert s.status_at(0) == HINT and s.status_at(1) == HINT
+    type_text(s, "= ")
+    s.type_char("\t")  # Tab through type_char is a hint too
+    assert s.typed_text == "x = torch.zeros(3)" and s.hints == 2
+    s.hint()  # at a line end: the newline (and nothing to indent)
+    assert s.caret_row == 1 and s.hints == 3
+    type_text(s, "if")
+    s.hint()  # rest of the current word
+    assert s.typed_text.endswith("if x:")
+    s.hint()  # newline plus the auto indent
+    assert (s.caret_row, s.caret_col) == (2, 4)
+    s.hint()
+    assert s.finished and s.hints == 6 and s.errors == 0
+    assert s.stats().correct_chars == 4  # "= " and "if"
+
+
+# -- figures -------------------------------------------------------------------------------
+
+
+def test_wpm_all_correct_exact() -> None:
+    clock = FakeClock(10.0)
+    s = TypingSession("hello world", clock=clock)
+    s.type_char("h")  # t = 10: the clock starts at the first keystroke
+    type_text(s, "ello world", clock, step=1.0)  # 10 more, one a second: t = 20
+    assert s.finished
+    st = s.stats()
+    assert st.elapsed == 10.0
+    assert st.raw_wpm == pytest.approx(11 / 5 / (10 / 60))  # 13.2
+    assert st.wpm == pytest.approx(13.2)
+    assert st.accuracy == 1.0 and st.errors == 0
+
+
+def test_wpm_with_corrected_mistake_exact() -> None:
+    clock = FakeClock(0.0)
+    s = TypingSession("abcde", clock=clock)
+    s.type_char("a")
+    clock.now = 2.0
+    s.type_char("x")
+    clock.now = 3.0
+    s.backspace()
+    for i, ch in enumerate("bcde"):
+        clock.now = 6.0 + 2 * i  # last key at t = 12
+        s.type_char(ch)
+    st = s.stats()
+    assert st.elapsed == 12.0
+    assert st.keystrokes == 6 and st.errors == 1
+    assert st.accuracy == pytest.approx(5 / 6)
+    assert st.raw_wpm == pytest.approx(6.0)  # 6 chars / 5 / 0.2 min
+    assert st.wpm == pytest.approx(5.0)  # 5 correct / 5 / 0.2 min
+
+
+def test_wpm_with_uncorrected_mistake_exact() -> None:
+    clock = FakeClock(0.0)
+    s = TypingSession("abcdefghij", clock=clock)
+    for t, ch in zip([0, 1, 2, 2.5, 3, 4, 4.5, 5, 5.5, 6], "abcxefghij"):
+        clock.now = t
+        s.type_char(ch)
+    assert s.finished and s.finished_at == 6
+    st = s.stats()
+    assert st.uncorrected_errors == 1 and st.correct_chars == 9
+    assert st.raw_wpm == pytest.approx(20.0)  # 10 / 5 / 0.1 min
+    assert st.wpm == pytest.approx(8.0)  # (9 / 5 - 1) / 0.1 min
+    assert st.accuracy == pytest.approx(0.9)
+
+
+def test_net_wpm_never_negative_and_zero_before_start() -> None:
+    clock = FakeClock(0.0)
+    s = TypingSession("abcde", clock=clock)
+    st = s.stats()
+    assert (st.wpm, st.raw_wpm, st.elapsed, st.accuracy) == (0.0, 0.0, 0.0, 1.0)
+    type_text(s, "xxxx", clock, step=1.0)
+    assert s.stats().wpm == 0.0
+    assert s.stats().elapsed == 3.0  # live: the clock runs while typing
+
+
+def test_finishing_freezes_input_and_time() -> None:
+    clock = FakeClock(0.0)
+    s = TypingSession("ab", clock=clock)
+    type_text(s, "ab", clock, step=1.0)
+    assert s.finished and s.finished_at == 2.0
+    clock.now = 50.0
+    s.type_char("c")
+    s.backspace()
+    s.enter()
+    s.hint()
+    assert s.typed_text == "ab" and s.stats().elapsed == 1.0
+
+
+def test_finishing_with_uncorrected_mistake_inside() -> None:
+    s = TypingSession("abc")
+    type_text(s, "axc")
+    assert s.finished and s.typed_text == "axc" and s.stats().uncorrected_errors == 1
+
+
+def test_wrong_last_char_waits_for_backspace_or_enter() -> None:
+    clock = FakeClock(0.0)
+    s = TypingSession("ab\ncd", clock=clock)
+    type_text(s, "ab\ncx", clock, step=1.0)
+    assert not s.finished and s.at_end
+    assert s.line_segments(1) == [("c", CORRECT), ("d", INCORRECT), (" ", CARET)]
+    type_text(s, "y")  # nowhere to go: ignored
+    s.hint()
+    assert s.typed_text == "ab\ncx" and s.keystrokes == 5
+    s.backspace()
+    s.type_char("d")
+    assert s.finished and s.errors == 1 and s.stats().uncorrected_errors == 0
+    s2 = TypingSession("ab", clock=clock)
+    type_text(s2, "ax")
+    clock.now += 3
+    s2.enter()  # accept the mistake
+    assert s2.finished and s2.finished_at == clock.now and s2.keystrokes == 2
+
+
+def test_reset_starts_over() -> None:
+    s = TypingSession("    ab\nc")
+    type_text(s, "ax")
+    s.reset()
+    assert s.caret == 4 and s.keystrokes == 0 and s.errors == 0 and not s.started
+
+
+def test_empty_target_is_finished() -> None:
+    s = TypingSession("  \n\n")
+    assert s.finished and s.stats().wpm == 0.0
+
+
+# -- render segments -----------------------------------------------------------------------
+
+
+def test_segments_runs_and_caret() -> None:
+    s = TypingSession("ab\ncd\n\n  ef")
+    type_text(s, "ax")
+    assert s.line_segments(0) == [("a", CORRECT), ("b", INCORRECT), (" ", CARET)]
+    assert s.line_segments(1) == [("cd", PENDING)]
+    s.enter()
+    type_text(s, "c")
+    assert s.segments(0, 10) == [
+        [("a", CORRECT), ("b", INCORRECT)],
+        [("c", CORRECT), ("d", CARET)],
+        [],
+        [("  ef", PENDING)],
+    ]
+    type_text(s, "d\n")
+    assert s.line_segments(3) == [("  ", AUTO), ("e", CARET), ("f", PENDING)]
+    assert s.line_segments(2) == []
+
+
+def test_row_of_positions() -> None:
+    s = TypingSession("ab\ncd")
+    assert [s.row_of(i) for i in range(6)] == [0, 0, 0, 1, 1, 1]
+
+
+# -- tutor.stats ---------------------------------------------------------------------------
+
+
+def _course():
+    from tutor.course import Chapter, Course, Exercise, Passage
+
+    def chapter(number: int, slug: str, passage_ids: list[str]) -> Chapter:
+        steps = tuple(Passage(chapter_slug=slug, index=i, kind="passage", id=pid, title=pid,
+                              texts={}) for i, pid in enumerate(passage_ids))
+        steps += (Exercise(chapter_slug=slug, index=len(steps), kind="exercise", id=f"ex{number}",
+                           title="ex", texts={}),)
+        return Chapter(number=number, slug=slug, title=f"Chapter {number}", summary="",
+                       directory=Path("."), languages=("en",), steps=steps)
+
+    return Course(chapters=(chapter(1, "01-basics", ["p1", "p2"]),
+                            chapter(2, "02-autograd", ["q1"]),
+                            chapter(3, "03-reading", [])))
+
+
+def test_summarize_per_chapter(tmp_path: Path) -> None:
+    from tutor.progress import Progress, TypingRecord
+    from tutor.stats import summarize
+
+    progress = Progress(tmp_path)
+    for at, passage, wpm, acc in [(1, "01-basics/p1", 30.0, 0.90), (2, "01-basics/p1", 50.0, 0.95),
+                                  (3, "01-basics/p2", 40.0, 0.99), (4, "99-gone/x", 99.0, 1.0)]:
+        progress.record_typing(TypingRecord(passage, at, wpm, wpm + 5, acc, 1, 0, 60.0))
+    rows = summarize(progress, _course())
+    assert [(r.number, r.done, r.total) for r in rows] == [(1, 2, 2), (2, 0, 1), (3, 0, 0)]
+    first = rows[0]
+    assert first.best_wpm == 50.0 and first.best_accuracy == 0.99
+    assert first.recent_wpm == pytest.approx(40.0) and first.recent_accuracy == pytest.approx(
+        (0.90 + 0.95 + 0.99) / 3)
+    assert first.attempts == 3
+    assert rows[1].best_wpm is None and rows[1].recent_wpm is None
+
+
+def test_render_stats_table() -> None:
+    from rich.console import Console
+
+    from tutor.stats import ChapterStats, render_stats
+
+    rows = [ChapterStats(1, "01-basics", "Basics", 1, 2, 3, 50.0, 0.99, 40.0, 0.95),
+            ChapterStats(2, "02-x", "Other", 0, 1, 0, None, None, None, None)]
+    console = Console(width=100, record=True, color_system=None)
+    console.print(render_stats(rows))
+    out = console.export_text()
+    assert "Basics" in out and "1/2" in out and "50" in out and "99%" in out and "—" in out
