@@ -334,7 +334,11 @@ def _load_step(f: _Fields, index: int, directory: Path, solutions: Path,
         if not 0 <= block < len(blocks):
             raise f.error("block", f"the text has {len(blocks)} python code block(s); "
                                    f"block {block} does not exist")
-        return Passage(**common, block=block, run=f.get("run", bool, False))
+        runnable = blocks[block].runnable
+        run = f.get("run", bool, runnable)
+        if run != runnable:
+            raise f.error("run", "must match the code block's fence: ```python run marks a runnable block")
+        return Passage(**common, block=block, run=run)
 
     hints = f.get("hints", list)
     if not hints:

@@ -27,8 +27,10 @@ def check(ctx):
         ctx.expect_close("output", out, expected)
 
         saved = out.grad_fn.saved_tensors
-        ctx.expect(len(saved) == 1 and saved[0].shape == out.shape and torch.equal(saved[0], out),
-                   f"Sigmoid saved {len(saved)} tensor(s) that are not just its output: save s = sigmoid(x) "
+        ctx.expect(len(saved) == 1, f"Sigmoid saved {len(saved)} tensors for backward: save only its "
+                                    "output s, with ctx.save_for_backward(s)")
+        ctx.expect(saved[0].shape == out.shape and torch.equal(saved[0], out),
+                   "Sigmoid saved a tensor that is not its output (the input x?): save s = sigmoid(x) "
                    "with ctx.save_for_backward(s), so backward reuses it instead of recomputing exp")
 
         g = ctx.randn(*shape)

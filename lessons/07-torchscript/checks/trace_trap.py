@@ -1,0 +1,62 @@
+"""Check: trace_gate returns a trace that is right on its example's branch and wrong on the
+other; trap_gap measures that error; fix_gate returns a ScriptModule equal to the eager Gate
+on both branches for several batch sizes."""
+
+import warnings
+
+import torch
+
+_BRANCH = {True: "mean > 0, the `relu(h)` branch", False: "mean < 0, the `-h` branch"}
+
+
+def _branch_input(ctx, rows, positive):
+    """Random rows whose overall mean is +0.5 or -0.5, so the branch taken is known."""
+    x = ctx.randn(rows, 16)
+    return x - x.mean() + (0.5 if positive else -0.5)
+
+
+def check(ctx):
+    mine = ctx.learner
+    torch.manual_seed(ctx.seed)
+    model = ctx.reference.Gate()  # the given model: the learner's copy cannot drift from it
+
+    # 1. The trap: trace on one branch (chosen at random), then feed the other.
+    example_positive = bool(ctx.choice([True, False]))
+    example = _branch_input(ctx, 8, example_positive)
+    other = _branch_input(ctx, 8, not example_positive)
+    ctx.phase("tracing with your trace_gate")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        traced = mine.trace_gate(model, example)
+    ctx.expect(isinstance(traced, torch.jit.TracedModule),
+               f"trace_gate returned a {type(traced).__name__}: it should return "
+               "torch.jit.trace(model, example), a traced module (this step shows the trap)")
+    tracer_warnings = [w for w in caught if issubclass(w.category, torch.jit.TracerWarning)]
+    ctx.figure("tracer_warnings", len(tracer_warnings))
+    with torch.no_grad():
+        expected_example, expected_other = model(example), model(other)
+        ctx.expect_close(f"traced output on the example ({_BRANCH[example_positive]})",
+                         traced(example), expected_example)
+        gap = (traced(other) - expected_other).abs().max().item()
+    ctx.figure("traced_error_on_other_branch", gap)
+    ctx.expect(gap > 1e-3, "your traced module is also right on the other branch: trace_gate should "
+                           "trace `model` once with `example`, so only that example's branch is recorded")
+
+    learner_gap = mine.trap_gap(model, traced, other)
+    ctx.expect(isinstance(learner_gap, float),
+               f"trap_gap returned a {type(learner_gap).__name__}, expected a Python float (use .item())")
+    ctx.expect_close("trap_gap (the largest |traced(other) - model(other)|)", learner_gap, gap,
+                     rtol=1e-5, atol=1e-6)
+
+    # 2. The fix: right on both branches, for inputs of several batch sizes.
+    ctx.phase("checking your fix_gate")
+    fixed = mine.fix_gate(model)
+    ctx.expect(isinstance(fixed, torch.jit.ScriptModule),
+               f"fix_gate returned a {type(fixed).__name__}, expected a TorchScript module "
+               "(torch.jit.ScriptModule), for example torch.jit.script(model)")
+    for trial in ctx.trials(4):
+        positive = trial % 2 == (0 if example_positive else 1)  # the trace's branch first, then the other
+        rows = (8, 8, 1, 17)[trial]
+        x = example if trial == 0 else other if trial == 1 else _branch_input(ctx, rows, positive)
+        with torch.no_grad():
+            ctx.expect_close(f"fixed module on {rows} row(s) with {_BRANCH[positive]}", fixed(x), model(x))
