@@ -1,0 +1,78 @@
+"""Check: make_optimizer gives an Adam whose state is at most 30% of torch.optim.Adam's and
+whose loss after N steps is close to Adam's; state_bytes counts optimizer state correctly."""
+
+import copy
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+STEPS = 25
+MAX_RATIO = 0.30
+
+
+def _state_bytes(optimizer):
+    return sum(v.numel() * v.element_size() for state in optimizer.state.values()
+               for v in state.values() if isinstance(v, torch.Tensor))
+
+
+def _train(model, opt, batches):
+    for x, y in batches:
+        loss = F.mse_loss(model(x), y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+
+
+def check(ctx):
+    mine, ref = ctx.learner, ctx.reference
+    d_in, hidden, d_out = 96, 256, 16
+    lr = ctx.choice([2e-3, 3e-3, 4e-3])
+    torch.manual_seed(ctx.seed)
+    model = nn.Sequential(nn.Linear(d_in, hidden), nn.GELU(), nn.Linear(hidden, hidden), nn.GELU(),
+                          nn.Linear(hidden, d_out)).to(ctx.device)
+    adam_model, ref_model = copy.deepcopy(model), copy.deepcopy(model)
+    teacher = ctx.randn(d_in, d_out) / d_in ** 0.5
+    x_all = ctx.randn(1024, d_in)
+    y_all = torch.tanh(x_all @ teacher) * 2
+    batches = [(x_all[i], y_all[i]) for i in (ctx.randint(0, 1024, (64,)) for _ in range(STEPS))]
+    with torch.no_grad():
+        start_loss = F.mse_loss(model(x_all), y_all).item()
+
+    opt = mine.make_optimizer(model, lr)
+    ctx.expect(isinstance(opt, torch.optim.Optimizer),
+               f"make_optimizer returned a {type(opt).__name__}, expected an optimizer")
+    adam = torch.optim.Adam(adam_model.parameters(), lr=lr)
+    ref_opt = ref.make_optimizer(ref_model, lr)
+    ctx.phase(f"training {STEPS} steps with your optimizer and with torch.optim.Adam")
+    _train(model, opt, batches)
+    _train(adam_model, adam, batches)
+    _train(ref_model, ref_opt, batches[:1])  # one step creates all of the reference's state
+
+    # state_bytes, on both optimizers, against this checker's own count.
+    mine_bytes, adam_bytes, ref_bytes = _state_bytes(opt), _state_bytes(adam), _state_bytes(ref_opt)
+    ctx.expect_equal("state_bytes(your optimizer)", int(mine.state_bytes(opt)), mine_bytes)
+    ctx.expect_equal("state_bytes(torch.optim.Adam)", int(mine.state_bytes(adam)), adam_bytes)
+    with torch.no_grad():
+        losses = {name: F.mse_loss(m(x_all), y_all).item()
+                  for name, m in (("yours", model), ("adam", adam_model))}
+    ctx.figure("optimizer_state_MiB", {"yours": round(mine_bytes / 2**20, 3),
+                                       "reference": round(ref_bytes / 2**20, 3),
+                                       "adam_fp32": round(adam_bytes / 2**20, 3)})
+    ctx.figure("state_vs_adam_pct", {"yours": round(100 * mine_bytes / adam_bytes, 1),
+                                     "reference": round(100 * ref_bytes / adam_bytes, 1)})
+    ctx.figure("loss_after_steps", {"start": round(start_loss, 5), **{k: round(v, 5) for k, v in losses.items()}})
+
+    ctx.expect(mine_bytes > 0, "your optimizer holds no state after training: did it step at all?")
+    ctx.expect(mine_bytes <= MAX_RATIO * adam_bytes,
+               f"your optimizer's state is {mine_bytes / 2**20:.2f} MiB, {100 * mine_bytes / adam_bytes:.0f}% "
+               f"of torch.optim.Adam's {adam_bytes / 2**20:.2f} MiB; it should be at most "
+               f"{100 * MAX_RATIO:.0f}%: use bitsandbytes' 8-bit Adam (bnb.optim.Adam8bit)")
+    ctx.expect(losses["yours"] < 0.8 * start_loss,
+               f"the loss did not go down: {start_loss:.4f} before and {losses['yours']:.4f} after "
+               f"{STEPS} steps")
+    gap = abs(losses["yours"] - losses["adam"])
+    ctx.expect(gap <= 0.05 * losses["adam"] + 1e-4,
+               f"after {STEPS} steps at lr={lr:g} your loss is {losses['yours']:.5f} and Adam's "
+               f"{losses['adam']:.5f} ({100 * gap / losses['adam']:.1f}% apart; allowed 5%): does "
+               f"make_optimizer use the learning rate it is given and Adam's default betas?")

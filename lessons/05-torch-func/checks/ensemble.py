@@ -1,0 +1,106 @@
+"""Check: stack_ensemble stacks every parameter and buffer and builds its base on the meta
+device; ensemble_forward equals running each model; report its speed against the loop."""
+
+import sys
+
+import torch
+from torch import nn
+
+
+def _traced_vmap(fn, *args):
+    """Call fn(*args) and also report whether it went through torch.func.vmap (every vmap entry
+    point calls torch._functorch.vmap.vmap_impl). Watches calls; patches nothing."""
+    seen = []
+
+    def profiler(frame, event, arg):
+        if event == "call" and frame.f_code.co_name == "vmap_impl":
+            seen.append(True)
+
+    previous = sys.getprofile()
+    sys.setprofile(profiler)
+    try:
+        out = fn(*args)
+    finally:
+        sys.setprofile(previous)
+    return out, bool(seen)
+
+
+def _make_models(ctx, n, d_in, hidden, d_out):
+    """Models in eval mode whose BatchNorm running statistics differ: the buffers matter."""
+    models = []
+    for _ in range(n):
+        m = nn.Sequential(nn.Linear(d_in, hidden), nn.BatchNorm1d(hidden), nn.ReLU(),
+                          nn.Linear(hidden, d_out)).to(ctx.device).eval()
+        m[1].running_mean.copy_(ctx.randn(hidden))
+        m[1].running_var.copy_(ctx.rand(hidden) + 0.5)
+        models.append(m)
+    return models
+
+
+def _loop(models, x):
+    return torch.stack([m(x) for m in models])
+
+
+def check(ctx):
+    used_vmap = False
+    mine = ctx.learner
+    cases = [(4, 7, 5, 16, 3), (1, 3, 2, 8, 1), (9, 1, 6, 12, 4)]  # N, batch, in, hidden, out
+    for trial in ctx.trials(len(cases)):
+        n, batch, d_in, hidden, d_out = cases[trial]
+        torch.manual_seed(ctx.seed + trial)
+        models = _make_models(ctx, n, d_in, hidden, d_out)
+        params, buffers, base = mine.stack_ensemble(models)
+        ctx.expect(isinstance(params, dict) and isinstance(buffers, dict),
+                   "stack_ensemble should return (params, buffers, base) with params and buffers "
+                   "as dicts (what torch.func.stack_module_state returns)")
+        ctx.expect(isinstance(base, nn.Module), f"the base returned by stack_ensemble is a "
+                                                f"{type(base).__name__}, expected an nn.Module")
+        real = [f"`{k}` ({t.device.type})" for k, t in list(base.named_parameters()) + list(base.named_buffers())
+                if t.device.type != "meta"]
+        ctx.expect(not real,
+                   f"the base model holds real tensors: {', '.join(real[:3])}. Its own parameters "
+                   f"are never used by functional_call, so build it on the meta device "
+                   f"(copy.deepcopy(models[0]).to('meta'))")
+        expected_params = {k: torch.stack([dict(m.named_parameters())[k] for m in models])
+                           for k, _ in models[0].named_parameters()}
+        expected_buffers = {k: torch.stack([dict(m.named_buffers())[k] for m in models])
+                            for k, _ in models[0].named_buffers()}
+        ctx.expect_close("stacked params", params, expected_params)
+        ctx.expect_close("stacked buffers (BatchNorm's running statistics: every model has its own)",
+                         buffers, expected_buffers)
+
+        x = ctx.randn(batch, d_in)
+        with torch.no_grad():
+            expected = _loop(models, x)
+        try:
+            out, used = _traced_vmap(mine.ensemble_forward, params, buffers, base, x)
+        except (RuntimeError, ValueError) as exc:
+            if "same size in the mapped dimension" in str(exc):
+                ctx.fail(f"ensemble_forward raised: {str(exc).rstrip('.!')}. x {tuple(x.shape)} is the same batch for "
+                         f"all {n} models, so it must not be mapped: in_dims=None for x", [])
+            if "meta" in str(exc):
+                ctx.fail(f"ensemble_forward raised: {str(exc).rstrip('.!')}. Some tensor came from the meta base model: "
+                         f"functional_call uses the module's own tensor for every name missing from "
+                         f"the dicts you pass. Pass both: functional_call(base, (params, buffers), (x,))", [])
+            raise
+        used_vmap = used_vmap or used
+        ctx.expect(isinstance(out, torch.Tensor),
+                   f"ensemble_forward returned a {type(out).__name__}, expected a tensor")
+        ctx.expect(tuple(out.shape) == tuple(expected.shape),
+                   f"ensemble_forward output has shape {tuple(out.shape)}, expected (N, batch, out) = "
+                   f"{tuple(expected.shape)}")
+        ctx.expect_close(f"ensemble_forward output ({n} models, batch {batch})", out, expected,
+                         atol=1e-5, rtol=1e-5)
+    ctx.expect(used_vmap, "ensemble_forward gives the right values but never calls "
+                          "torch.func.vmap: run all models at once with vmap")
+
+    torch.manual_seed(ctx.seed)
+    models = _make_models(ctx, 32, 32, 64, 8)
+    params, buffers, base = mine.stack_ensemble(models)
+    ref_params, ref_buffers, ref_base = ctx.reference.stack_ensemble(models)
+    x = ctx.randn(16, 32)
+    with torch.no_grad():
+        # "time": yours vs a loop over the models.
+        ctx.time(lambda: mine.ensemble_forward(params, buffers, base, x), lambda: _loop(models, x))
+        ctx.time(lambda: ctx.reference.ensemble_forward(ref_params, ref_buffers, ref_base, x),
+                 lambda: _loop(models, x), name="reference_vs_loop")

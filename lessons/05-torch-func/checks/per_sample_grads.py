@@ -1,0 +1,91 @@
+"""Check: per_sample_grads uses vmap and equals one backward() per example, for a small CNN
+(whose Flatten expects a batch); report its speed against the loop."""
+
+import sys
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+
+def _traced_vmap(fn, *args):
+    """Call fn(*args) and also report whether it went through torch.func.vmap (every vmap entry
+    point calls torch._functorch.vmap.vmap_impl). Watches calls; patches nothing."""
+    seen = []
+
+    def profiler(frame, event, arg):
+        if event == "call" and frame.f_code.co_name == "vmap_impl":
+            seen.append(True)
+
+    previous = sys.getprofile()
+    sys.setprofile(profiler)
+    try:
+        out = fn(*args)
+    finally:
+        sys.setprofile(previous)
+    return out, bool(seen)
+
+
+def _cnn(channels, size, classes):
+    return nn.Sequential(nn.Conv2d(3, channels, 3), nn.ReLU(), nn.Flatten(),
+                         nn.Linear(channels * (size - 2) ** 2, classes))
+
+
+def _loop(model, x, y):
+    grads = {k: [] for k, _ in model.named_parameters()}
+    for i in range(x.shape[0]):
+        model.zero_grad(set_to_none=True)
+        F.cross_entropy(model(x[i:i + 1]), y[i:i + 1]).backward()
+        for k, p in model.named_parameters():
+            grads[k].append(p.grad.clone())
+    model.zero_grad(set_to_none=True)
+    return {k: torch.stack(g) for k, g in grads.items()}
+
+
+def check(ctx):
+    used_vmap = False
+    mine = ctx.learner
+    cases = [(5, 4, 6, 3), (1, 2, 5, 4), (13, 3, 7, 5)]  # batch, channels, image size, classes
+    for trial in ctx.trials(len(cases)):
+        batch, channels, size, classes = cases[trial]
+        torch.manual_seed(ctx.seed + trial)
+        model = _cnn(channels, size, classes).to(ctx.device)
+        before = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        x = ctx.randn(batch, 3, size, size)
+        y = ctx.randint(0, classes, (batch,))
+        expected = _loop(model, x, y)
+        try:
+            got, used = _traced_vmap(mine.per_sample_grads, model, x, y)
+        except RuntimeError as exc:
+            if "shapes cannot be multiplied" not in str(exc):
+                raise
+            ctx.fail(f"per_sample_grads raised: {str(exc).rstrip('.!')}. Inside vmap each example has lost its batch "
+                     f"dim ({(3, size, size)} instead of {(batch, 3, size, size)}), but the model "
+                     f"(Conv2d -> Flatten -> Linear) was built for batches: Flatten then flattens "
+                     f"the wrong dims. Call the model on xi.unsqueeze(0) (and compare with "
+                     f"yi.unsqueeze(0))", [])
+        used_vmap = used_vmap or used
+        ctx.expect(isinstance(got, dict),
+                   f"per_sample_grads returned a {type(got).__name__}, expected a dict "
+                   f"{{parameter name: per-sample gradients}}")
+        ctx.expect_equal("the keys of the returned dict (one per parameter, as in "
+                         "model.named_parameters())", sorted(got), sorted(expected))
+        for k, e in expected.items():
+            g = got[k]
+            ctx.expect(isinstance(g, torch.Tensor) and tuple(g.shape) == tuple(e.shape),
+                       f"per-sample gradient of `{k}` should have shape (batch, *param.shape) = "
+                       f"{tuple(e.shape)}, got {tuple(g.shape) if isinstance(g, torch.Tensor) else type(g).__name__}")
+        ctx.expect_close(f"per-sample gradients (batch {batch}, {size}x{size} images)", got, expected,
+                         atol=1e-5, rtol=1e-4)
+        ctx.expect_close("the model's parameters after per_sample_grads (it must not change them)",
+                         dict(model.state_dict()), before)
+    ctx.expect(used_vmap, "per_sample_grads gives the right values but never calls "
+                          "torch.func.vmap: compute all examples at once with vmap(grad(...))")
+
+    torch.manual_seed(ctx.seed)
+    model = _cnn(8, 8, 10).to(ctx.device)
+    x, y = ctx.randn(64, 3, 8, 8), ctx.randint(0, 10, (64,))
+    # "time": yours vs the loop of backward() calls.
+    ctx.time(lambda: mine.per_sample_grads(model, x, y), lambda: _loop(model, x, y))
+    ctx.time(lambda: ctx.reference.per_sample_grads(model, x, y), lambda: _loop(model, x, y),
+             name="reference_vs_loop")

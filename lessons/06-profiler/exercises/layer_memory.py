@@ -1,0 +1,29 @@
+"""Exercise: find the layer of a model whose forward pass leaves the most memory allocated.
+
+During training, each layer's forward leaves behind its output and whatever it saves for the
+backward pass; those activations are what fills memory. The profiler measures them when you
+label each layer with record_function and profile with profile_memory=True.
+"""
+
+import torch
+from torch.profiler import ProfilerActivity, profile, record_function  # noqa: F401
+
+
+def layer_memory(model: torch.nn.Sequential, x: torch.Tensor) -> dict[str, int]:
+    """Bytes each top-level layer of `model` leaves allocated in ONE forward pass with autograd on
+    (as in training), keyed by the layer's name in `model.named_children()`.
+
+    This is the "CPU Mem" column of the table (cpu_memory_usage) for the layer's label.
+    """
+    # TODO: inside profile(activities=[ProfilerActivity.CPU], profile_memory=True), run the
+    #       layers one by one, each call inside `with record_function(name):` (out = layer(h)),
+    #       and pass the output on to the next layer (h = out) after the label's block
+    # TODO: do NOT use torch.no_grad(): activations saved for backward are the point
+    # TODO: read cpu_memory_usage of each label from prof.key_averages()
+    raise NotImplementedError("TODO: measure the memory of each layer")
+
+
+def hungriest_layer(model: torch.nn.Sequential, x: torch.Tensor) -> str:
+    """The name of the layer with the largest value in layer_memory(model, x)."""
+    # TODO: one line on top of layer_memory
+    raise NotImplementedError("TODO: pick the layer with the most memory")

@@ -1,0 +1,116 @@
+"""Check: BalancedClassSampler draws classes in equal proportion from imbalanced labels, has the
+right length, is reproducible for a seed (independent of the global RNGs), and differs by seed and
+by epoch. Reports the time to build a sampler over 200,000 labels."""
+
+import math
+import random
+from collections import Counter
+
+import numpy as np
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+
+def _disturb_global_rngs():
+    """What the rest of a training script does between two samplers: draw from the global RNGs."""
+    torch.rand(7)
+    np.random.rand(3)
+    random.random()
+
+
+def _indices(ctx, sampler, what):
+    out = []
+    for i in sampler:
+        if isinstance(i, torch.Tensor) and i.numel() == 1 and not i.is_floating_point():
+            i = int(i)
+        if isinstance(i, np.integer):
+            i = int(i)
+        if not isinstance(i, int) or isinstance(i, bool):
+            ctx.fail(f"{what} yielded {i!r} ({type(i).__name__}): a sampler yields dataset indices as Python ints")
+        out.append(i)
+    return out
+
+
+def _make_labels(ctx, trial):
+    k = [2, 3, 4][trial % 3]
+    if trial == 0:
+        ids = list(range(k))
+    else:  # class ids that are not 0..k-1
+        ids = sorted(int(v) for v in torch.randperm(20, generator=ctx.generator)[:k] + 1)
+    n = int(ctx.randint(600, 3001, (1,)))
+    # a heavily imbalanced split: one large class, the rest small (at least 3 items each)
+    small = [max(3, int(n * float(ctx.rand(1)) * 0.06)) for _ in range(k - 1)]
+    sizes = [n - sum(small)] + small
+    labels = torch.cat([torch.full((m,), c, dtype=torch.long) for c, m in zip(ids, sizes)])
+    labels = labels[torch.randperm(n, generator=ctx.generator)]
+    return labels, dict(zip(ids, sizes))
+
+
+def check(ctx):
+    Sampler = ctx.learner.BalancedClassSampler
+    for trial in ctx.trials(3):
+        labels, sizes = _make_labels(ctx, trial)
+        n, k = len(labels), len(sizes)
+        num_samples = ctx.choice([3000, 4001, 5000])
+        seed = int(ctx.randint(0, 10_000, (1,)))
+        given = labels.tolist() if trial == 0 else labels
+        desc = (f"{n} labels, classes {sorted(sizes)} with {[sizes[c] for c in sorted(sizes)]} items, "
+                f"num_samples={num_samples}")
+
+        s1 = Sampler(given, num_samples, seed=seed)
+        ctx.expect(len(s1) == num_samples,
+                   f"len(sampler) is {len(s1)} for {desc}: __len__ must say how many indices one "
+                   f"pass yields, which is num_samples={num_samples}")
+        _disturb_global_rngs()
+        s2 = Sampler(given, num_samples, seed=seed)
+        _disturb_global_rngs()
+        first = _indices(ctx, s1, "the sampler")
+        ctx.expect(len(first) == num_samples,
+                   f"one pass yielded {len(first)} indices for {desc}, expected num_samples={num_samples}")
+        bad = [i for i in first if not 0 <= i < n]
+        ctx.expect(not bad, f"the sampler yielded index {bad[0] if bad else 0}, outside the dataset "
+                            f"(valid indices are 0..{n - 1})")
+
+        label_of = labels.tolist()
+        drawn = Counter(label_of[i] for i in first)
+        for c in sorted(sizes):
+            share = drawn.get(c, 0) / num_samples
+            ctx.expect(abs(share - 1 / k) <= 0.2 / k,
+                       f"{desc}: class {c} ({sizes[c]} of {n} items) was drawn {share:.1%} of the time, "
+                       f"expected about {1 / k:.1%} (each of the {k} classes equally often)")
+            distinct = len({i for i in first if label_of[i] == c})
+            need = math.ceil(0.25 * min(sizes[c], drawn.get(c, 0)))
+            ctx.expect(distinct >= need,
+                       f"{desc}: only {distinct} different items of class {c} were drawn "
+                       f"({drawn.get(c, 0)} draws from {sizes[c]} items): pick a random item within the class")
+
+        _disturb_global_rngs()
+        again = _indices(ctx, s2, "the sampler")
+        ctx.expect(again == first,
+                   "two samplers with the same labels and seed gave different orders (the global random "
+                   "generators were used in between): draw only from the sampler's own "
+                   "torch.Generator(), seeded in __init__")
+        second = _indices(ctx, s1, "the sampler")
+        ctx.expect(second != first,
+                   "the second pass (next epoch) repeated the first pass's order exactly: create the "
+                   "generator once in __init__ so each pass continues its stream")
+        ctx.expect(second == _indices(ctx, s2, "the sampler"),
+                   "the second passes of two samplers with the same seed differ: the order must "
+                   "depend only on the seed")
+        other = _indices(ctx, Sampler(given, num_samples, seed=seed + 1), "the sampler")
+        ctx.expect(other != first, f"seeds {seed} and {seed + 1} gave the same order: use the seed")
+
+    ctx.phase("running the sampler in a DataLoader")
+    labels, _ = _make_labels(ctx, 1)
+    num_samples, batch = 1000, 64
+    loader = DataLoader(TensorDataset(torch.arange(len(labels))), batch_size=batch,
+                        sampler=Sampler(labels, num_samples, seed=1))
+    ctx.expect(len(loader) == math.ceil(num_samples / batch),
+               f"len(DataLoader) is {len(loader)}, expected {math.ceil(num_samples / batch)} batches of {batch}")
+    got = sum(len(b[0]) for b in loader)
+    ctx.expect(got == num_samples, f"the DataLoader produced {got} items, expected {num_samples}")
+
+    big = torch.randint(0, 10, (200_000,), generator=ctx.generator)
+    ctx.time(lambda: Sampler(big, 1000, seed=1),
+             lambda: ctx.reference.BalancedClassSampler(big, 1000, seed=1),
+             name="build_time_200k_labels")

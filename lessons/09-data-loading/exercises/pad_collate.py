@@ -1,0 +1,18 @@
+"""Exercise: a collate_fn that pads variable-length sequences and keeps their lengths."""
+
+import torch
+from torch.nn.utils.rnn import pad_sequence  # noqa: F401  (you will want it)
+
+PAD = 0  # the value written into padded positions
+
+
+def pad_collate(batch: list[tuple[torch.Tensor, int]]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """batch: [(sequence, label), ...], sequence of shape (L_i,) or (L_i, F).
+
+    Returns (padded, lengths, labels): padded of shape (batch, L_max, ...) in the sequences'
+    dtype with PAD after each sequence, lengths and labels as int64 tensors of shape (batch,).
+    """
+    # TODO: split the batch into sequences and labels
+    # TODO: record the lengths (before padding!) as an int64 tensor
+    # TODO: pad to the longest sequence of this batch, batch dimension first, with PAD
+    raise NotImplementedError("TODO: pad the batch")

@@ -1,0 +1,135 @@
+"""Check: prepare_for_qat inserts fake quantization into a fused model in training mode;
+quantization_aware_training trains it and converts it to int8 that keeps the fp32 accuracy (within
+2 points) on a synthetic task generated from the run's seed. Reports fp32, QAT int8 and (for
+comparison) post-training int8 accuracy."""
+
+import copy
+import warnings
+
+import torch
+from torch import nn
+from torch.ao.quantization import (DeQuantStub, FakeQuantizeBase, QuantStub, convert, fuse_modules,
+                                   get_default_qconfig, prepare)
+from torch.utils.data import DataLoader, TensorDataset
+
+MAX_DROP = 0.02
+
+
+class QuantMLP(nn.Module):
+    def __init__(self, d_in: int, hidden: int, classes: int) -> None:
+        super().__init__()
+        self.quant = QuantStub()
+        self.fc1, self.relu1 = nn.Linear(d_in, hidden), nn.ReLU()
+        self.fc2, self.relu2 = nn.Linear(hidden, hidden), nn.ReLU()
+        self.fc3 = nn.Linear(hidden, classes)
+        self.dequant = DeQuantStub()
+
+    def forward(self, x):
+        x = self.quant(x)
+        x = self.relu1(self.fc1(x))
+        x = self.relu2(self.fc2(x))
+        return self.dequant(self.fc3(x))
+
+
+def make_task(g, d=16, k=5, n_train=3000, n_test=2000):
+    centers = torch.randn(k, d, generator=g) * 1.2
+    mix = torch.randn(d, d, generator=g) / d ** 0.5
+
+    def draw(n):
+        y = torch.randint(0, k, (n,), generator=g)
+        x = centers[y] + torch.randn(n, d, generator=g)
+        return torch.tanh(x @ mix) * 3 + 0.5 * x, y
+
+    return draw(n_train), draw(n_test)
+
+
+def train_fp32(model, x, y, g, epochs=6, lr=3e-3, batch=256):
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    model.train()
+    for _ in range(epochs):
+        perm = torch.randperm(len(x), generator=g)
+        for i in range(0, len(x), batch):
+            idx = perm[i:i + batch]
+            loss = nn.functional.cross_entropy(model(x[idx]), y[idx])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+    return model.eval()
+
+
+def accuracy(model, x, y):
+    with torch.no_grad():
+        return (model(x).argmax(1) == y).float().mean().item()
+
+
+def ptq(model, x):
+    model = fuse_modules(copy.deepcopy(model).eval(), [["fc1", "relu1"], ["fc2", "relu2"]])
+    model.qconfig = get_default_qconfig("x86")
+    prepared = prepare(model)
+    with torch.no_grad():
+        prepared(x)
+    return convert(prepared)
+
+
+def check(ctx):
+    warnings.filterwarnings("ignore", message=r"torch\.ao\.quantization is deprecated")
+    warnings.filterwarnings("ignore", message=r".*quantized tensor creation functions")
+    warnings.filterwarnings("ignore", message=r"Please use quant_min and quant_max")
+    mine = ctx.learner
+    nnq, nniq = torch.ao.nn.quantized, torch.ao.nn.intrinsic.quantized
+
+    torch.set_num_threads(1)  # tiny matmuls: one thread is faster and steadier on a shared CPU
+    ctx.phase("training the fp32 model on a synthetic task")
+    k = ctx.choice([4, 5, 6])
+    (xtr, ytr), (xte, yte) = make_task(ctx.generator, k=k)
+    torch.manual_seed(ctx.seed)
+    model = train_fp32(QuantMLP(16, 64, k), xtr, ytr, ctx.generator)
+    acc32 = accuracy(model, xte, yte)
+
+    ctx.phase("your prepare_for_qat")
+    prepared = mine.prepare_for_qat(copy.deepcopy(model))
+    ctx.expect(isinstance(prepared, nn.Module), f"prepare_for_qat returned {type(prepared).__name__}, "
+                                                f"expected the prepared model")
+    ctx.expect(prepared.training, "prepare_for_qat returned a model in eval mode: QAT trains it, so "
+                                  "leave it in training mode")
+    fake = [n for n, m in prepared.named_modules() if isinstance(m, FakeQuantizeBase)]
+    ctx.expect(fake, "the prepared model has no FakeQuantize modules, so training would not see int8 "
+                     "rounding: use get_default_qat_qconfig(\"x86\") and prepare_qat (a post-training "
+                     "qconfig only inserts observers)")
+    fc1 = prepared.get_submodule("fc1")
+    ctx.expect(isinstance(fc1, torch.ao.nn.intrinsic.qat.LinearReLU),
+               f"`fc1` of the prepared model is a {type(fc1).__name__}, expected a fused QAT LinearReLU: "
+               f"fuse the FUSE pairs with fuse_modules_qat before prepare_qat")
+
+    ctx.phase("your quantization_aware_training")
+    loader = DataLoader(TensorDataset(xtr, ytr), batch_size=128, shuffle=True,
+                        generator=torch.Generator().manual_seed(ctx.seed))
+    q = mine.quantization_aware_training(copy.deepcopy(model), loader, epochs=2)
+    ctx.expect(isinstance(q, nn.Module), f"quantization_aware_training returned {type(q).__name__}, "
+                                         f"expected the int8 model")
+    ctx.expect(not q.training, "the returned model is in training mode: call .eval() before convert")
+    for name in ("fc1", "fc2", "fc3"):
+        sub = q.get_submodule(name)
+        ctx.expect(isinstance(sub, (nnq.Linear, nniq.LinearReLU)),
+                   f"`{name}` of the returned model is a {type(sub).__module__}.{type(sub).__name__}, not "
+                   f"an int8 module: convert the trained model with convert(...)")
+
+    moved, total = 0, 0
+    for name in ("fc1", "fc2", "fc3"):
+        w8 = q.get_submodule(name).weight()
+        step = w8.q_per_channel_scales().float()[:, None] if w8.qscheme() in (
+            torch.per_channel_affine, torch.per_channel_symmetric) else float(w8.q_scale())
+        w32 = model.get_submodule(name).weight.detach()
+        moved += int(((w8.dequantize() - w32).abs() > 1.5 * step).sum())
+        total += w32.numel()
+    ctx.expect(moved >= 0.05 * total,
+               f"only {moved} of {total} int8 weights differ from the fp32 weights by more than a "
+               f"rounding step: the model was not trained after prepare_qat (train the prepared model "
+               f"for the given number of epochs)")
+
+    acc8 = accuracy(q, xte, yte)
+    acc_ptq = accuracy(ptq(model, xtr[:512]), xte, yte)
+    ctx.figure("accuracy", {"fp32": acc32, "qat_int8": acc8, "ptq_int8": acc_ptq})
+    ctx.expect(acc8 >= acc32 - MAX_DROP,
+               f"after QAT the int8 model reaches {acc8:.1%}, {100 * (acc32 - acc8):.1f} points below the "
+               f"fp32 model ({acc32:.1%}); at most {100 * MAX_DROP:.0f} points are allowed")
