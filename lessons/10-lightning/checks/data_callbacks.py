@@ -1,0 +1,158 @@
+"""Check: the DataModule splits reproducibly and completely, shuffles only the training data;
+EarlyStopping stops a run whose val_loss stopped improving exactly `patience` epochs after its
+best; ModelCheckpoint keeps exactly the `top_k` best checkpoint files."""
+
+import logging
+import os
+import warnings
+
+import pytorch_lightning as pl
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from pytorch_lightning.callbacks import EarlyStopping, ModelCheckpoint
+
+
+def _quiet():
+    logging.getLogger("pytorch_lightning").setLevel(logging.WARNING)
+    logging.getLogger("lightning_fabric").setLevel(logging.WARNING)
+    for text in (".*LeafSpec.*", ".*does not have many workers.*", ".*logging interval.*",
+                 ".*Checkpoint directory.*exists and is not empty.*"):
+        warnings.filterwarnings("ignore", message=text)
+
+
+def _samples(loader):
+    xs, ys = zip(*[(x, y) for x, y in loader])
+    return torch.cat(xs), torch.cat(ys)
+
+
+def _rows(x):
+    return sorted(tuple(r) for r in x.tolist())
+
+
+class _Scripted(pl.LightningModule):
+    """Trains a tiny classifier on the learner's data, but reports a scripted val_loss per epoch."""
+
+    def __init__(self, features, classes, script):
+        super().__init__()
+        self.layer = nn.Linear(features, classes)
+        self.script = script
+        self.epochs_validated = 0
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        return F.cross_entropy(self.layer(x), y)
+
+    def validation_step(self, batch, batch_idx):
+        pass
+
+    def on_validation_epoch_end(self):
+        self.log("val_loss", self.script[self.current_epoch])
+        self.epochs_validated += 1
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.01)
+
+
+def _script(ctx, patience, max_epochs):
+    """val_loss per epoch: improves, stalls for patience-1 epochs, improves once more, then only
+    gets worse. All values distinct. Returns (values, epoch at which the run must stop)."""
+    u = lambda lo, hi: lo + (hi - lo) * torch.rand(1, generator=ctx.generator).item()
+    values, best = [], 2.0
+    for _ in range(int(ctx.choice([3, 4, 5]))):
+        best *= u(0.75, 0.95)
+        values.append(best)
+    for _ in range(patience - 1):
+        values.append(best + u(0.01, 0.3))
+    best *= u(0.9, 0.97)
+    values.append(best)
+    best_epoch = len(values) - 1
+    while len(values) < max_epochs:
+        values.append(best + u(0.01, 0.3))
+    return values, best_epoch + patience
+
+
+def check(ctx):
+    _quiet()
+    mine = ctx.learner
+    n = ctx.choice([397, 450, 503])
+    features, classes = ctx.choice([(6, 3), (8, 4)])
+    val_fraction = ctx.choice([0.15, 0.2, 0.25])
+    batch_size = ctx.choice([32, 50])
+    seed = int(ctx.randint(0, 10_000, (1,)))
+    kwargs = dict(n=n, features=features, classes=classes, val_fraction=val_fraction,
+                  batch_size=batch_size, seed=seed)
+
+    ctx.phase("checking the DataModule")
+    dm = mine.BlobsDataModule(**kwargs)
+    ctx.expect(isinstance(dm, pl.LightningDataModule), "BlobsDataModule must subclass pl.LightningDataModule")
+    dm.prepare_data()
+    dm.setup("fit")
+    x_all, _ = ctx.reference.make_blobs(n, features, classes, seed)
+    x_val, y_val = _samples(dm.val_dataloader())
+    x_val2, _ = _samples(dm.val_dataloader())
+    x_tr, y_tr = _samples(dm.train_dataloader())
+    x_tr2, _ = _samples(dm.train_dataloader())
+    n_val = round(n * val_fraction)
+    ctx.expect(len(x_val) == n_val,
+               f"the validation loader yields {len(x_val)} samples, expected round({n} * {val_fraction}) = {n_val}")
+    ctx.expect(len(x_tr) == n - n_val,
+               f"the training loader yields {len(x_tr)} samples, expected {n} - {n_val} = {n - n_val} "
+               "(every sample not in validation; drop_last would lose some)")
+    ctx.expect(_rows(torch.cat([x_tr, x_val])) == _rows(x_all),
+               "training and validation sets together must be exactly the data from make_blobs: "
+               "every sample once, none in both")
+    first = next(iter(dm.train_dataloader()))[0]
+    ctx.expect(len(first) == batch_size,
+               f"the first training batch has {len(first)} samples, expected batch_size={batch_size}")
+    ctx.expect(torch.equal(x_val, x_val2),
+               "val_dataloader returns the samples in a different order each time: do not "
+               "shuffle validation data")
+    ctx.expect(not torch.equal(x_tr, x_tr2),
+               "train_dataloader returns the same order every epoch: shuffle=True")
+    dm2 = mine.BlobsDataModule(**kwargs)
+    dm2.setup("fit")
+    ctx.expect(torch.equal(_samples(dm2.val_dataloader())[0], x_val),
+               "two data modules with the same seed made different splits: pass random_split a "
+               "torch.Generator seeded from the seed")
+
+    patience = int(ctx.choice([2, 3, 4]))
+    top_k = int(ctx.choice([2, 3]))
+    max_epochs = 16
+    script, stop_epoch = _script(ctx, patience, max_epochs)
+    dirpath = ctx.tmpdir / "checkpoints"
+    callbacks = mine.make_callbacks(str(dirpath), patience=patience, top_k=top_k)
+    stoppers = [c for c in callbacks if isinstance(c, EarlyStopping)]
+    keepers = [c for c in callbacks if isinstance(c, ModelCheckpoint)]
+    ctx.expect(len(stoppers) == 1 and len(keepers) == 1,
+               "make_callbacks must return one EarlyStopping and one ModelCheckpoint")
+
+    ctx.phase(f"a run whose val_loss stops improving (patience={patience}, top_k={top_k})")
+    pl.seed_everything(ctx.seed, verbose=False)
+    module = _Scripted(features, classes, script)
+    trainer = pl.Trainer(max_epochs=max_epochs, accelerator="cpu", devices=1, callbacks=callbacks,
+                         logger=False, default_root_dir=ctx.tmpdir, enable_progress_bar=False,
+                         enable_model_summary=False, num_sanity_val_steps=0,
+                         limit_train_batches=2, limit_val_batches=1)
+    trainer.fit(module, datamodule=mine.BlobsDataModule(**kwargs))
+
+    ran = module.epochs_validated
+    ctx.figure("epochs", {"ran": ran, "expected": stop_epoch + 1, "max_epochs": max_epochs})
+    best = min(range(stop_epoch + 1), key=lambda e: script[e])
+    shown = ", ".join(f"{v:.3f}" for v in script[:min(max(ran, stop_epoch + 1) + 1, max_epochs)])
+    ctx.expect(ran == stop_epoch + 1,
+               f"the run stopped after {ran} epochs, expected {stop_epoch + 1}: val_loss per epoch was "
+               f"[{shown}, ...]; its best was epoch {best + 1}, and patience={patience} allows "
+               f"{patience} epochs without improvement after it (lower val_loss is better)")
+
+    files = sorted(f for f in os.listdir(dirpath) if f.endswith(".ckpt")) if dirpath.is_dir() else []
+    expected_scores = sorted(script[:ran])[:top_k]
+    kept = sorted(float(v) for v in keepers[0].best_k_models.values())
+    ctx.figure("checkpoints", {"files": len(files), "top_k": top_k})
+    ctx.expect(len(files) == top_k,
+               f"{len(files)} checkpoint files in the directory, expected the {top_k} best "
+               f"(save_top_k={top_k}, monitoring val_loss)")
+    ctx.expect_close("val_loss of the kept checkpoints (the lowest ones)", torch.tensor(kept),
+                     torch.tensor(expected_scores), atol=1e-6, rtol=1e-6)
+    ctx.expect(abs(float(keepers[0].best_model_score) - min(script[:ran])) < 1e-6,
+               "best_model_path does not point at the epoch with the lowest val_loss (mode='min')")

@@ -1,0 +1,119 @@
+"""Check: the learner's LightningModule trains to >= 0.9 accuracy in a few epochs on CPU, saves
+its hyperparameters, logs train_loss / val_loss / val_acc correctly, and steps a per-step
+cosine schedule over the whole run."""
+
+import logging
+import time
+import warnings
+
+import pytorch_lightning as pl
+import torch
+import torch.nn.functional as F
+from pytorch_lightning.loggers import CSVLogger
+from torch.utils.data import DataLoader, TensorDataset
+
+EPOCHS = 4
+TARGET = 0.9
+
+
+def _quiet():
+    logging.getLogger("pytorch_lightning").setLevel(logging.WARNING)
+    logging.getLogger("lightning_fabric").setLevel(logging.WARNING)
+    for text in (".*LeafSpec.*", ".*does not have many workers.*", ".*logging interval.*"):
+        warnings.filterwarnings("ignore", message=text)
+
+
+class _Recorder(pl.Callback):
+    """Records the learning rate seen by every optimizer step."""
+
+    def __init__(self):
+        self.lrs = []
+
+    def on_train_batch_start(self, trainer, pl_module, batch, batch_idx):
+        if trainer.optimizers:
+            self.lrs.append(trainer.optimizers[0].param_groups[0]["lr"])
+
+    def on_train_end(self, trainer, pl_module):
+        if trainer.optimizers:
+            self.lrs.append(trainer.optimizers[0].param_groups[0]["lr"])
+
+
+def _blobs(ctx, centers, n):
+    y = ctx.randint(0, centers.shape[0], (n,))
+    return centers[y] + ctx.randn(n, centers.shape[1]), y
+
+
+def check(ctx):
+    _quiet()
+    features, classes = ctx.choice([(8, 4), (10, 5), (6, 3)])
+    hidden = ctx.choice([32, 48, 64])
+    lr = ctx.choice([5e-3, 1e-2])
+    centers = ctx.randn(classes, features) * 2.0
+    x_train, y_train = _blobs(ctx, centers, 768)
+    x_val, y_val = _blobs(ctx, centers, 250)          # 250: the last batch is a partial one
+    x_test, y_test = _blobs(ctx, centers, 500)
+    pl.seed_everything(ctx.seed, workers=True, verbose=False)
+    train = DataLoader(TensorDataset(x_train, y_train), batch_size=64, shuffle=True)
+    val = DataLoader(TensorDataset(x_val, y_val), batch_size=64)
+
+    model = ctx.learner.LitClassifier(in_features=features, num_classes=classes, hidden=hidden, lr=lr)
+    ctx.expect(isinstance(model, pl.LightningModule), "LitClassifier must subclass pl.LightningModule")
+    for key, value in [("in_features", features), ("num_classes", classes), ("hidden", hidden), ("lr", lr)]:
+        ctx.expect(key in model.hparams,
+                   f"model.hparams has no `{key}`: call self.save_hyperparameters() in __init__")
+        ctx.expect_equal(f"model.hparams.{key}", model.hparams[key], value)
+
+    before = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    recorder = _Recorder()
+    trainer = pl.Trainer(max_epochs=EPOCHS, accelerator="cpu", devices=1, callbacks=[recorder],
+                         logger=CSVLogger(ctx.tmpdir / "logs"), default_root_dir=ctx.tmpdir,
+                         enable_checkpointing=False, enable_progress_bar=False,
+                         enable_model_summary=False, num_sanity_val_steps=0, log_every_n_steps=5)
+    ctx.phase(f"training your LightningModule for {EPOCHS} epochs")
+    start = time.perf_counter()
+    trainer.fit(model, train, val)
+    ctx.figure("fit_s", round(time.perf_counter() - start, 2))
+
+    after = model.state_dict()
+    ctx.expect(any(not torch.equal(before[k], after[k]) for k in before),
+               "the weights did not change during training: training_step must return the loss "
+               "(when it returns None, Lightning skips backward and the optimizer step)")
+
+    configs = trainer.lr_scheduler_configs
+    ctx.expect(len(configs) == 1,
+               "configure_optimizers returned no learning-rate scheduler: return "
+               "{'optimizer': ..., 'lr_scheduler': {'scheduler': ..., 'interval': 'step'}}")
+    ctx.expect(configs[0].interval == "step",
+               f"the scheduler's interval is {configs[0].interval!r}: with 'epoch' the cosine "
+               "advances only once per epoch; use 'interval': 'step'")
+    lrs = recorder.lrs
+    ctx.expect(abs(lrs[0] - lr) <= 1e-9 * lr,
+               f"the first optimizer step used lr={lrs[0]:.3g}, expected the model's lr "
+               f"hyperparameter {lr:g} (use self.hparams.lr)")
+    ctx.expect(lrs[-1] <= 0.02 * lr,
+               f"the learning rate ends the run at {lrs[-1]:.3g} (it started at {lr:g}): a cosine "
+               "over the whole run ends near 0; set T_max to self.trainer.estimated_stepping_batches")
+    ctx.expect(all(b <= a + 1e-12 for a, b in zip(lrs, lrs[1:])),
+               "the learning rate rose during training: one cosine period over the whole run "
+               "only decreases (T_max too small?)")
+    ctx.figure("lr", {"first": lrs[0], "last": lrs[-1]})
+
+    metrics = trainer.callback_metrics
+    for key in ("train_loss", "val_loss", "val_acc"):
+        ctx.expect(key in metrics, f"`{key}` was not logged: call self.log({key!r}, ...)")
+
+    model.eval()
+    with torch.no_grad():
+        logits = model(x_val)
+        val_loss = F.cross_entropy(logits, y_val)
+        val_acc = (logits.argmax(-1) == y_val).float().mean()
+        test_acc = (model(x_test).argmax(-1) == y_test).float().mean().item()
+    ctx.expect_close("logged val_loss (the epoch mean of the validation cross-entropy)",
+                     metrics["val_loss"].float(), val_loss, atol=1e-4, rtol=1e-4)
+    ctx.expect_close("logged val_acc (fraction of validation samples classified correctly)",
+                     metrics["val_acc"].float(), val_acc, atol=1e-4, rtol=0)
+    ctx.figure("val_acc", round(val_acc.item(), 4))
+    ctx.figure("test_acc", round(test_acc, 4))
+    ctx.expect(test_acc >= TARGET,
+               f"accuracy on fresh test data is {test_acc:.3f} after {EPOCHS} epochs, expected at "
+               f">= {TARGET}")

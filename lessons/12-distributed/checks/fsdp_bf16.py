@@ -1,0 +1,129 @@
+"""Check (2+ CUDA GPUs): FSDP2 mixed precision. Every Linear computes in bfloat16, sharded
+parameters and their gradients stay float32, gradients are reduced in float32, and training
+steps stay close to float32 training of the unsharded model.
+
+On CUDA each rank uses the GPU named by LOCAL_RANK and the nccl backend. (The same checker runs
+on CPU with gloo, which is how it is tested on machines without GPUs.)
+"""
+
+import copy
+import os
+
+import torch
+import torch.distributed as dist
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.distributed.device_mesh import init_device_mesh
+from torch.distributed.fsdp import FSDPModule
+from torch.distributed.tensor import DTensor
+
+
+def check(ctx):
+    cuda = ctx.device.type == "cuda"
+    if cuda:
+        device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", ctx.rank)))
+        torch.cuda.set_device(device)
+    else:
+        device = torch.device("cpu")
+    if not dist.is_initialized():
+        if cuda:
+            dist.init_process_group("nccl", device_id=device)
+        else:
+            dist.init_process_group("gloo")
+    try:
+        _check(ctx, device)
+    finally:
+        dist.destroy_process_group()
+
+
+def _mp_policy(module):
+    """The policy fully_shard stored on `module` (internal attribute; None if it moved)."""
+    try:
+        return module._get_fsdp_state()._fsdp_param_group.mp_policy
+    except AttributeError:
+        return None
+
+
+def _check(ctx, device):
+    rank, world = ctx.rank, ctx.world_size
+    ref_mod = ctx.reference
+    in_features, dim, n_layers, out_features = ctx.choice([5, 8]), ctx.choice([32, 48]), 2, 4
+    torch.manual_seed(ctx.seed)
+    reference = ref_mod.Net(in_features, dim, n_layers, out_features).to(device)
+    model = copy.deepcopy(reference)
+    mesh = init_device_mesh(device.type, (world,))
+
+    ctx.phase("sharding your model")
+    try:
+        ctx.learner.shard_bf16(model, mesh)
+    except NotImplementedError:
+        raise
+    except Exception as exc:
+        ctx.fail(f"shard_bf16 raised {type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}",
+                 ["call fully_shard on each block first, then on the whole model, each with mp_policy="])
+    for i, layer in enumerate(model.layers):
+        ctx.expect(isinstance(layer, FSDPModule), f"model.layers[{i}] is not its own FSDP unit")
+    ctx.expect(isinstance(model, FSDPModule), "the model itself (the root) was not passed to fully_shard")
+    for name, p in model.named_parameters():
+        ctx.expect(isinstance(p, DTensor), f"`{name}` was not sharded")
+        ctx.expect(p.dtype == torch.float32,
+                   f"the sharded `{name}` is stored as {p.dtype}: keep the model in float32; the "
+                   "policy's param_dtype only sets the dtype of the gathered copy used for compute")
+    for label, module in [("the root", model)] + [(f"model.layers[{i}]", l) for i, l in enumerate(model.layers)]:
+        policy = _mp_policy(module)
+        if policy is not None:
+            ctx.expect(policy.param_dtype is not None,
+                       f"{label} has no mixed-precision policy: pass mp_policy= to its fully_shard "
+                       "call too (every call gets the same policy)")
+            ctx.expect(policy.param_dtype == torch.bfloat16,
+                       f"{label} gathers parameters as {policy.param_dtype}, expected torch.bfloat16")
+            ctx.expect(policy.reduce_dtype == torch.float32,
+                       f"{label} reduces gradients in {policy.reduce_dtype or policy.param_dtype}: set "
+                       "reduce_dtype=torch.float32 so that averaging over ranks does not lose precision")
+
+    seen = {}
+
+    def record(name):
+        def hook(module, args):
+            seen[name] = (module.weight.dtype, args[0].dtype)
+        return hook
+
+    handles = [m.register_forward_pre_hook(record(n)) for n, m in model.named_modules()
+               if isinstance(m, nn.Linear)]
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+    ref_opt = torch.optim.SGD(reference.parameters(), lr=0.05)
+    per_rank = 4
+    worst = 0.0
+    for step in ctx.trials(2, "training step"):
+        x = ctx.randn(world * per_rank, in_features, device=device)
+        y = ctx.randn(world * per_rank, out_features, device=device)
+        mine = slice(rank * per_rank, (rank + 1) * per_rank)
+        try:
+            out = model(x[mine])
+        except Exception as exc:
+            ctx.fail(f"the forward pass raised {type(exc).__name__}: {str(exc).strip().splitlines()[-1]}",
+                     ["a dtype mismatch usually means one fully_shard call (often the root's) "
+                      "has no mp_policy: give every call the same policy"])
+        for name, (w_dtype, x_dtype) in seen.items():
+            ctx.expect(w_dtype == torch.bfloat16,
+                       f"`{name}` computed with {w_dtype} weights, expected torch.bfloat16: "
+                       "pass the policy to every fully_shard call, the root's included")
+        loss = F.mse_loss(out.float(), y[mine])
+        loss.backward()
+        for name, p in model.named_parameters():
+            ctx.expect(p.grad is not None and p.grad.dtype == torch.float32,
+                       f"the gradient of `{name}` is "
+                       f"{None if p.grad is None else p.grad.dtype}, expected float32 shards")
+        optimizer.step()
+        optimizer.zero_grad()
+        F.mse_loss(reference(x), y).backward()
+        ref_opt.step()
+        ref_opt.zero_grad()
+        for (name, p), (_, q) in zip(model.named_parameters(), reference.named_parameters()):
+            full = p.full_tensor().detach()
+            worst = max(worst, (full - q.detach()).abs().max().item())
+            ctx.expect_close(f"`{name}` after step {step + 1} (bfloat16 compute vs the float32 "
+                             "unsharded model)", full, q.detach(), atol=5e-3, rtol=2e-2)
+    for h in handles:
+        h.remove()
+    ctx.figure("max_param_difference_vs_fp32", worst)

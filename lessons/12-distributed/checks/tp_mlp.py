@@ -1,0 +1,131 @@
+"""Check: the tensor-parallel MLP stack matches the unsharded model, forward and backward,
+and every w1/w3/w2 is really sharded (each rank holds 1/world_size of it).
+
+Runs on every torchrun rank; each rank judges its own output.
+"""
+
+import copy
+import re
+
+import torch
+import torch.distributed as dist
+from torch.distributed.device_mesh import init_device_mesh
+from torch.distributed.tensor import DTensor, Replicate, Shard
+
+_PRIVATE = re.compile(r"^\s*(from|import)\s+torch\.distributed\._tensor\b", re.MULTILINE)
+
+
+def _plain(t):
+    """The parallel model's output as an ordinary tensor (an AsyncCollectiveTensor is waited on)."""
+    wait = getattr(t, "wait", None)
+    return wait() if callable(wait) and not isinstance(t, DTensor) else t
+
+
+def _expect_sharded(ctx, name, p, placement, world):
+    if not isinstance(p, DTensor):
+        ctx.fail(f"`{name}` is an ordinary tensor: it was not sharded. Is this layer in your plan?")
+    if ".w2.bias" in name:
+        why = "w2's bias is added once, after the all-reduce, so it stays replicated (RowwiseParallel)"
+    elif ".w2." in name:
+        why = "w2 splits its input features (RowwiseParallel)"
+    else:
+        why = "w1 and w3 split their output features (ColwiseParallel)"
+    ctx.expect(tuple(p.placements) == (placement,),
+               f"`{name}` has placements ({', '.join(map(repr, p.placements))}), expected "
+               f"({placement!r}): {why}")
+    full = p.shape
+    local = p.to_local().shape
+    dim = placement.dim if isinstance(placement, Shard) else None
+    if dim is not None:
+        expected = list(full)
+        expected[dim] = full[dim] // world
+        ctx.expect(list(local) == expected,
+                   f"`{name}`: this rank holds a {tuple(local)} piece, expected {tuple(expected)} "
+                   f"(1/{world} of {tuple(full)})")
+
+
+def check(ctx):
+    if not dist.is_initialized():
+        dist.init_process_group("gloo")
+    try:
+        _check(ctx)
+    finally:
+        dist.destroy_process_group()
+
+
+def _check(ctx):
+    world = ctx.world_size
+    source = ctx.learner_path.read_text(encoding="utf-8") if ctx.learner_path else ""
+    ctx.expect(not _PRIVATE.search(source),
+               "you import from the private torch.distributed._tensor: DTensor, Shard and "
+               "Replicate live in the public torch.distributed.tensor")
+
+    mesh = init_device_mesh("cpu", (world,))
+    ref_mod = ctx.reference
+    dim = ctx.choice([12, 16, 24])
+    hidden = world * ctx.choice([9, 14, 19])
+    n_layers = ctx.choice([2, 3])
+    torch.manual_seed(ctx.seed)
+    reference = ref_mod.MLPStack(dim, hidden, n_layers)
+    model = copy.deepcopy(reference)
+
+    ctx.phase("parallelizing your model")
+    try:
+        returned = ctx.learner.parallelize_mlp(model, mesh)
+    except NotImplementedError:
+        raise
+    except Exception as exc:
+        ctx.fail(f"parallelize_mlp raised {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
+                 ["the plan maps module names such as 'layers.0.w1' (or 'layers.*.w1') to "
+                  "ColwiseParallel() / RowwiseParallel()"])
+    if returned is not None:
+        model = returned
+
+    for i in range(n_layers):
+        layer = model.layers[i]
+        _expect_sharded(ctx, f"layers.{i}.w1.weight", layer.w1.weight, Shard(0), world)
+        _expect_sharded(ctx, f"layers.{i}.w1.bias", layer.w1.bias, Shard(0), world)
+        _expect_sharded(ctx, f"layers.{i}.w3.weight", layer.w3.weight, Shard(0), world)
+        _expect_sharded(ctx, f"layers.{i}.w3.bias", layer.w3.bias, Shard(0), world)
+        _expect_sharded(ctx, f"layers.{i}.w2.weight", layer.w2.weight, Shard(1), world)
+        _expect_sharded(ctx, f"layers.{i}.w2.bias", layer.w2.bias, Replicate(), world)
+
+    local = sum(p.to_local().numel() if isinstance(p, DTensor) else p.numel() for p in model.parameters())
+    total = sum(p.numel() for p in reference.parameters())
+    ctx.figure("parameters", {"this_rank": local, "whole_model": total})
+
+    shapes = [(5, dim), (2, 7, dim), (1, 1, dim)]
+    for trial in ctx.trials(len(shapes)):
+        shape = shapes[trial]
+        x = ctx.randn(*shape)            # same seed on every rank: every rank sees the same input
+        g = ctx.randn(*shape)
+        x_tp = x.clone().requires_grad_()
+        x_ref = x.clone().requires_grad_()
+        model.zero_grad(set_to_none=True)
+        reference.zero_grad(set_to_none=True)
+        try:
+            out = model(x_tp)
+        except Exception as exc:
+            message = str(exc).strip().splitlines()[-1] if str(exc).strip() else ""
+            if "mixed torch.Tensor and DTensor" in message:
+                advice = ("a block handed a DTensor to plain tensor code (the residual add): keep "
+                          "use_local_output=True, the default, so every block returns an ordinary tensor")
+            else:
+                advice = ("ColwiseParallel leaves each rank with a slice of the hidden features, so "
+                          "the next layer must be RowwiseParallel; w1 and w3 must be split alike")
+            ctx.fail(f"the parallelized model raised {type(exc).__name__} on an input of shape "
+                     f"{tuple(shape)}; {advice}", [message])
+        if isinstance(out, DTensor):
+            ctx.fail("the model returns a DTensor: RowwiseParallel's default output "
+                     "(Replicate, use_local_output=True) gives back an ordinary tensor")
+        out = _plain(out)
+        expected = reference(x_ref)
+        ctx.expect_close(f"output for input shape {tuple(shape)}", out, expected, atol=1e-5, rtol=1e-4)
+        (out * g).sum().backward()
+        (expected * g).sum().backward()
+        ctx.expect_close(f"gradient of the input (shape {tuple(shape)})", x_tp.grad, x_ref.grad,
+                         atol=1e-5, rtol=1e-4)
+        for (name, p), (_, q) in zip(model.named_parameters(), reference.named_parameters()):
+            grad = p.grad.full_tensor() if isinstance(p.grad, DTensor) else p.grad
+            ctx.expect(grad is not None, f"`{name}` got no gradient")
+            ctx.expect_close(f"gradient of `{name}`", grad, q.grad, atol=1e-5, rtol=1e-4)
