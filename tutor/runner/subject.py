@@ -10,6 +10,7 @@ import ctypes
 import importlib.util
 import os
 import pickle
+import resource
 import signal
 import socket
 import struct
@@ -125,6 +126,20 @@ def _from_torch(value: Any) -> bool:
     return module == "torch" or module.startswith("torch.")
 
 
+def limit_memory(megabytes: int | None) -> None:
+    """Cap the address space at what the process has now plus `megabytes` (CPU-only runs:
+    CUDA maps huge virtual ranges, so RLIMIT_AS would break it)."""
+    if not megabytes:
+        return
+    try:
+        with open("/proc/self/status") as f:
+            vm = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
+        cap = vm + megabytes * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+    except (OSError, ValueError, StopIteration):
+        pass
+
+
 def _die_with_parent() -> None:
     """Linux: get SIGKILL when the supervising process dies, so nothing is left running."""
     try:
@@ -209,6 +224,9 @@ def main() -> None:
     world = int(os.environ.get("WORLD_SIZE", "1"))
     rank_dir = tmpdir / f"rank{rank}"
     rank_dir.mkdir(parents=True, exist_ok=True)
+    _die_with_parent()  # torchrun's own death must not leave ranks running
+    if request.device == "cpu":
+        limit_memory(request.memory_limit_mb)
     prepare_environment(request, rank_dir)
     run_subject(request, os.environ["TUTOR_SOCKET"], rank_dir, rank, world)
 

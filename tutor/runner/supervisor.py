@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import pickle
-import resource
+import re
 import selectors
 import shutil
 import signal
@@ -24,9 +24,13 @@ from typing import Any, Callable
 from tutor.runner import judge as judging
 from tutor.runner.protocol import (CRASHED, ERROR, FAILED, OUTPUT_CAP, PASSED, TIMEOUT, Event,
                                    RunRequest, Verdict)
-from tutor.runner.subject import _HEADER, _die_with_parent, prepare_environment, run_subject
+from tutor.runner.subject import (_HEADER, _die_with_parent, limit_memory, prepare_environment,
+                                  run_subject)
 
 Emit = Callable[[Event], None]
+
+# Lines torch's profiler backend prints on every start/stop: noise in a learner's output.
+_NOISE = re.compile(r"^USDT:[^\n]*profiler_(?:start|stop)\n?", re.MULTILINE)
 
 _SIGNAL_NAMES = {
     signal.SIGSEGV: "SIGSEGV (segmentation fault: memory access outside what your code owns)",
@@ -50,18 +54,6 @@ class _Outcome(Exception):
     def __init__(self, status: str, reason: str, details: list[str] | None = None) -> None:
         super().__init__(reason)
         self.status, self.reason, self.details = status, reason, details or []
-
-
-def _limit_memory(megabytes: int | None) -> None:
-    if not megabytes:
-        return
-    try:
-        with open("/proc/self/status") as f:
-            vm = next(int(line.split()[1]) * 1024 for line in f if line.startswith("VmSize:"))
-        cap = vm + megabytes * 1024 * 1024
-        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
-    except (OSError, ValueError, StopIteration):
-        pass
 
 
 class Supervisor:
@@ -102,7 +94,7 @@ class Supervisor:
                 os.dup2(out_w, 1)
                 os.dup2(out_w, 2)
                 if self.request.device == "cpu":
-                    _limit_memory(self.request.memory_limit_mb)
+                    limit_memory(self.request.memory_limit_mb)
                 prepare_environment(self.request, self.tmpdir)
                 run_subject(self.request, sock_path, self.tmpdir)
             finally:
@@ -158,7 +150,7 @@ class Supervisor:
             if self.proc is not None:
                 self.proc.wait()
             shutil.rmtree(self.tmpdir, ignore_errors=True)
-        text = bytes(self.output).decode("utf-8", errors="replace")
+        text = _NOISE.sub("", bytes(self.output).decode("utf-8", errors="replace"))
         return Verdict(status=outcome.status, reason=outcome.reason, details=outcome.details,
                        figures=self.figures, output=text,
                        output_truncated=self.output_total > len(self.output),
