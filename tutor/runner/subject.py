@@ -175,6 +175,8 @@ def run_subject(request: RunRequest, sock_path: str, tmpdir: Path, rank: int = 0
         from tutor import checking
 
         torch.manual_seed(request.seed or 0)
+        # A chapter's checkers may share helpers in their own folder (checks/_common.py).
+        sys.path.insert(0, str(Path(request.checker).parent))
         checker = import_path(Path(request.checker), "tutor_checker")
         reference = import_path(Path(request.solution), "reference_solution")
         untouched = _tamper_snapshot()
