@@ -1,0 +1,139 @@
+"""Check: compile_block compiles the block with Inductor as one graph and matches eager;
+time_per_call leaves out the compiling first call and waits for the GPU. Reports the compile
+time and the steady-state speed of the compiled block against eager and against the reference."""
+
+import time
+
+import torch
+import torch.nn as nn
+from torch._dynamo.utils import counters
+
+
+class _Chatty(nn.Module):
+    """A tiny module with a graph break (print) in the middle of its forward."""
+
+    def __init__(self, dim: int) -> None:
+        super().__init__()
+        self.fc = nn.Linear(dim, dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.fc(x)
+        print("a print() in forward is a graph break")
+        return torch.relu(y)
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+
+
+def _check_time_per_call(ctx, mine) -> None:
+    ctx.phase("checking time_per_call")
+    calls = []
+    first_s, steady_s = 0.5, 0.003
+
+    def compiles_on_first_call() -> None:
+        # Like a compiled function: the first call is slow (it compiles), later calls are fast.
+        time.sleep(first_s if not calls else steady_s)
+        calls.append(1)
+
+    warmup, iters = 2, 10
+    t = mine.time_per_call(compiles_on_first_call, warmup=warmup, iters=iters)
+    ctx.expect(isinstance(t, float), f"time_per_call must return a float (seconds per call), it returned "
+                                     f"{type(t).__name__}")
+    if t > 0.025:
+        with_first = (first_s + (iters - 1) * steady_s) / iters
+        if abs(t - with_first) < abs(t - iters * steady_s):
+            ctx.fail(f"time_per_call returned {t * 1e3:.1f} ms for a function that takes "
+                     f"{steady_s * 1e3:.0f} ms per call after a {first_s * 1e3:.0f} ms first call: "
+                     "the first (compiling) call was timed. Run the warm-up calls before starting the clock.")
+        ctx.fail(f"time_per_call returned {t * 1e3:.1f} ms for a function that takes {steady_s * 1e3:.0f} ms "
+                 f"per call: return the time of one call (divide the total by iters), not the total")
+    ctx.expect(len(calls) == warmup + iters,
+               f"time_per_call(fn, warmup={warmup}, iters={iters}) called fn {len(calls)} times; "
+               f"expected {warmup + iters} ({warmup} untimed warm-up calls, then {iters} timed ones)")
+    ctx.expect(t >= 0.8 * steady_s,
+               f"time_per_call returned {t * 1e3:.2f} ms for a function that sleeps {steady_s * 1e3:.0f} ms "
+               "per call: it must time the calls themselves")
+
+    if ctx.device.type == "cuda":
+        # Kernel launches return at once; without synchronize() the clock measures only the launches.
+        a = ctx.randn(4096, 4096)
+        b = ctx.randn(4096, 4096)
+
+        def gpu_work() -> None:
+            for _ in range(8):
+                a @ b
+
+        gpu_work()
+        torch.cuda.synchronize()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(5):
+            gpu_work()
+        end.record()
+        torch.cuda.synchronize()
+        gpu_s = start.elapsed_time(end) / 1000 / 5
+        t = mine.time_per_call(gpu_work, warmup=2, iters=5)
+        ctx.expect(t >= 0.5 * gpu_s,
+                   f"time_per_call measured {t * 1e3:.3f} ms for GPU work that takes {gpu_s * 1e3:.2f} ms: "
+                   "the clock stopped before the kernels ran. Call torch.cuda.synchronize() before "
+                   "starting and before stopping the clock.")
+
+
+def check(ctx):
+    mine = ctx.learner
+    _check_time_per_call(ctx, mine)
+
+    torch.manual_seed(ctx.seed)
+    dim, heads = 64, 4
+    block = ctx.reference.Block(dim, heads).to(ctx.device).eval()
+    # One fixed, odd shape (fresh values every run): Inductor caches compiled kernels on disk by
+    # graph and shape, so a second check of the same code skips most of the compile.
+    batch, seq = 5, 37
+    x = ctx.randn(batch, seq, dim)
+    tol = dict(atol=1e-4, rtol=1e-4) if ctx.device.type == "cpu" else dict(atol=1e-3, rtol=1e-3)
+
+    with torch.no_grad():
+        expected = block(x)
+        torch._dynamo.reset()
+        counters.clear()
+        backend = "Triton" if ctx.device.type == "cuda" else "C++"
+        with ctx.build(f"compiling your block with Inductor ({backend} kernels)…", figure="compile_s"):
+            compiled = mine.compile_block(block)
+            ctx.expect(callable(compiled), "compile_block must return the compiled block (a callable), "
+                                           f"it returned {type(compiled).__name__}")
+            out = compiled(x)  # the first call compiles
+            _sync(ctx.device)
+        graphs = counters["stats"]["unique_graphs"]
+        ctx.expect(graphs >= 1, "calling what compile_block returned compiled nothing: it runs in eager "
+                                "mode. Return torch.compile(block, ...).")
+        ctx.expect(sum(counters["inductor"].values()) > 0,
+                   "your block was captured but not compiled by Inductor: use the default backend "
+                   "(backend=\"inductor\"); \"eager\" and \"aot_eager\" are for debugging and make nothing faster")
+        ctx.expect_close("output of the compiled block", out, expected, **tol)
+        for _ in ctx.trials(2, "checking fresh inputs"):
+            x2 = ctx.randn(batch, seq, dim)
+            ctx.expect_close("output of the compiled block", compiled(x2), block(x2), **tol)
+        ctx.expect(counters["stats"]["unique_graphs"] == graphs,
+                   "calling the compiled block again with the same shapes compiled it again: "
+                   "something in compile_block changes between calls")
+
+        ctx.phase("checking that a graph break is an error")
+        chatty = _Chatty(dim).to(ctx.device).eval()
+        try:
+            mine.compile_block(chatty)(x)
+            raised = None
+        except Exception as exc:  # torch._dynamo.exc.Unsupported under fullgraph=True
+            raised = exc
+        ctx.expect(raised is not None,
+                   "compile_block let a graph break through: a module whose forward calls print() "
+                   "compiled without an error, split into two graphs. Pass fullgraph=True so that a graph "
+                   "break raises instead of quietly costing speed.")
+
+        with ctx.build("compiling the reference…", figure="reference_compile_s"):
+            reference = ctx.reference.compile_block(block)
+            reference(x)
+            _sync(ctx.device)
+        ctx.time(lambda: compiled(x), lambda: block(x), name="compiled vs eager")
+        ctx.time(lambda: compiled(x), lambda: reference(x), name="compiled vs reference")

@@ -1,0 +1,103 @@
+"""Check: 8 calls of the compiled Mixer (batch 8/16/32/64 at one sequence length, then at a
+second one) cost at most 2 graphs, every call runs compiled code, and outputs equal eager."""
+
+import re
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch._dynamo.utils import guard_failures
+
+BATCHES = (8, 16, 32, 64)
+MAX_GRAPHS = 2  # the first compile plus at most one recompile
+
+
+class CountingBackend:
+    """A torch.compile backend that counts the graphs it is given and the calls that run them."""
+
+    def __init__(self) -> None:
+        self.graphs = 0
+        self.runs = 0
+
+    def __call__(self, gm: torch.fx.GraphModule, example_inputs):
+        self.graphs += 1
+
+        def run(*args):
+            self.runs += 1
+            return gm.forward(*args)
+
+        return run
+
+
+def _expected(model: nn.Module, x: torch.Tensor, call: int) -> torch.Tensor:
+    """The Mixer's computation on its `call`-th call, in eager mode with the learner's weights."""
+    temperature = max(0.5, 1.0 - 0.1 * call)
+    seq = x.shape[1]
+    q = F.linear(x, model.q.weight, model.q.bias)
+    k = F.linear(x, model.k.weight, model.k.bias)
+    scores = q @ k.transpose(1, 2) / (temperature * x.shape[-1] ** 0.5)
+    future = torch.ones(seq, seq, dtype=torch.bool, device=x.device).triu(1)
+    scores = scores.masked_fill(future, float("-inf"))
+    return F.linear(scores.softmax(dim=-1) @ x, model.out.weight, model.out.bias)
+
+
+def _reasons() -> tuple[list[str], list[str]]:
+    """Dynamo's recompile reasons (what TORCH_LOGS=recompiles prints), shortened, and its hints."""
+    seen: list[str] = []
+    hints: list[str] = []
+    for failures in guard_failures.values():
+        for text in failures:
+            hint = re.search(r"\(HINT: (.*?)\)\s*$", str(text).strip().splitlines()[0])
+            if hint and f"Dynamo's hint: {hint.group(1)}" not in hints:
+                hints.append(f"Dynamo's hint: {hint.group(1)}")
+            line = str(text).strip().splitlines()[0]
+            line = re.sub(r"^\d+/\d+:\s*", "", line)
+            guard, _, rest = line.partition("#")
+            guard = " ".join(guard.split())
+            code = rest.split("  #")[0].strip()
+            short = f"`{guard}` failed (at `{code}`)" if code else guard
+            if short not in seen:
+                seen.append(short)
+    return seen, hints
+
+
+def check(ctx):
+    mine = ctx.learner
+    dim = 24
+    torch.manual_seed(ctx.seed)
+    model = mine.Mixer(dim).to(ctx.device)
+    for name in ("q", "k", "out"):
+        ctx.expect(isinstance(getattr(model, name, None), nn.Linear),
+                   f"Mixer must keep its layer `{name}` (nn.Linear): fix how forward is written, not the model")
+    # Sequence lengths that equal no batch size and not dim, so no two sizes coincide by chance.
+    seq_a = ctx.choice([5, 7, 11])
+    seq_b = ctx.choice([13, 19, 23])
+    shapes = [(b, seq_a) for b in BATCHES] + [(b, seq_b) for b in BATCHES]
+
+    torch._dynamo.reset()
+    guard_failures.clear()
+    counter = CountingBackend()
+    compiled = mine.compile_model(model, backend=counter)
+    with torch.no_grad():
+        for i in ctx.trials(len(shapes), "calling the compiled model"):
+            call = i + 1
+            batch, seq = shapes[i]
+            x = ctx.randn(batch, seq, dim)
+            out = compiled(x)
+            if call == 1:
+                ctx.expect(counter.graphs >= 1,
+                           "no graph reached the backend the check passed in: compile_model must call "
+                           "torch.compile(model, backend=backend, ...) with the `backend` it is given")
+            ctx.expect_close(f"output of call {call} (batch {batch}, sequence length {seq})", out,
+                             _expected(model, x, call), atol=1e-5, rtol=1e-4)
+
+    ctx.figure("graphs", counter.graphs)
+    ctx.figure("recompiles", max(0, counter.graphs - 1))
+    if counter.graphs > MAX_GRAPHS:
+        reasons, hints = _reasons()
+        shown = "; ".join(reasons[:3]) + (f"; and {len(reasons) - 3} more" if len(reasons) > 3 else "")
+        ctx.fail(f"{len(shapes)} calls compiled {counter.graphs} graphs ({counter.graphs - 1} recompiles); at most "
+                 f"{MAX_GRAPHS} are allowed. Dynamo's recompile reasons: {shown}", reasons[:8] + hints)
+    ctx.expect(counter.runs == len(shapes),
+               f"only {counter.runs} of the {len(shapes)} calls ran a compiled graph; the rest silently fell back "
+               "to eager mode (a recompile limit was reached). Remove the cause of the recompiles instead.")

@@ -1,0 +1,79 @@
+"""Check: Router.forward has no graph breaks (torch._dynamo.explain), compiles with
+fullgraph=True, and computes what the original forward computed, on both sides of its branch."""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+def _original(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    """The stub's forward, run in eager mode with the learner's weights (without the print)."""
+    h = F.linear(x, model.fc1.weight, model.fc1.bias)
+    h = h / h.abs().max().item()
+    h = torch.relu(h) if h.mean() > 0 else torch.tanh(h)
+    return F.linear(h, model.fc2.weight, model.fc2.bias)
+
+
+def _why(reason: str) -> str:
+    first = reason.strip().splitlines()[0] if reason.strip() else "unknown reason"
+    if "item()" in reason:
+        return ".item() turns a tensor into a Python number, which the graph cannot hold"
+    if "print" in reason:
+        return "print() is Python I/O that cannot go into a graph"
+    if "jump" in reason or "Data-dependent branching" in reason:
+        return "a Python `if` on a tensor's value: the graph cannot tell which way it goes"
+    return first
+
+
+def _describe(explanation) -> list[str]:
+    lines = []
+    for br in explanation.break_reasons:
+        frame = br.user_stack[-1] if br.user_stack else None
+        where = f"line {frame.lineno}" if frame is not None else "somewhere"
+        code = f" `{frame.line.strip()}`" if frame is not None and frame.line else ""
+        lines.append(f"{where}{code}: {_why(br.reason)}")
+    return lines
+
+
+def check(ctx):
+    mine = ctx.learner
+    dim, hidden = 32, 64
+    torch.manual_seed(ctx.seed)
+    model = mine.Router(dim, hidden).to(ctx.device).eval()
+    ctx.expect(isinstance(getattr(model, "fc1", None), nn.Linear) and isinstance(getattr(model, "fc2", None), nn.Linear),
+               "Router must keep its layers fc1 and fc2 (nn.Linear): change how forward is written, not the model")
+
+    x = ctx.randn(5, dim)
+    ctx.phase("looking for graph breaks with torch._dynamo.explain")
+    torch._dynamo.reset()
+    explanation = torch._dynamo.explain(model)(x)
+    if explanation.graph_break_count:
+        details = _describe(explanation)
+        ctx.fail(f"Router.forward still has {explanation.graph_break_count} graph break(s), so it compiles to "
+                 f"{explanation.graph_count} graphs: " + "; ".join(details[:3]), details)
+
+    ctx.phase("compiling with fullgraph=True (backend=\"eager\": capture only)")
+    torch._dynamo.reset()
+    compiled = torch.compile(model, fullgraph=True, backend="eager")
+    try:
+        compiled(x)
+    except Exception as exc:
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        ctx.fail(f"torch.compile(Router(), fullgraph=True) failed: {type(exc).__name__}: {first}")
+
+    for trial in ctx.trials(4):
+        positive = trial % 2 == 0
+        batch = ctx.choice([1, 3, 8, 17])
+        with torch.no_grad():
+            # Push the hidden features' mean clearly to one side, so both branches get checked,
+            # while leaving many features of the other sign (they tell the branches apart).
+            model.fc1.bias.copy_(ctx.randn(hidden) * 0.1 + (0.6 if positive else -0.6))
+        x = ctx.randn(batch, dim)
+        with torch.no_grad():
+            expected = _original(model, x)
+            mean = F.linear(x, model.fc1.weight, model.fc1.bias).mean()
+            side = "positive (relu branch)" if mean > 0 else "negative (tanh branch)"
+            ctx.expect_close(f"output when the mean of the hidden features is {side}", model(x), expected,
+                             atol=1e-5, rtol=1e-4)
+            ctx.expect_close(f"compiled output when the mean of the hidden features is {side}", compiled(x),
+                             expected, atol=1e-5, rtol=1e-4)

@@ -1,0 +1,88 @@
+"""Check: export_pooler returns an ExportedProgram that runs for batch 1..100 with the eager
+model's outputs, and rejects batch 101 with an error."""
+
+import torch
+from torch.export import ExportedProgram
+
+SEQ, FEATURES, MAX_BATCH = 10, 12, 100
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    lines = text.splitlines()
+    summary = f"{type(exc).__name__}: {lines[0] if lines else ''}".rstrip(": ")
+    # Constraint violations put the useful sentence on a "  - ..." line below the headline.
+    bullet = next((line.strip()[2:] for line in lines[1:] if line.strip().startswith("- ")), None)
+    return f"{summary} {bullet}" if bullet else summary
+
+
+def _inputs(ctx, batch: int):
+    tokens = ctx.randn(batch, SEQ, FEATURES)
+    mask = ctx.rand(batch, SEQ) > 0.3
+    return tokens, mask
+
+
+def _batch_range(ep: ExportedProgram):
+    """The (lower, upper) range export recorded for the batch dimension of `tokens`, or None."""
+    for node in ep.graph.nodes:
+        if node.op == "placeholder" and node.name == "tokens":
+            size = node.meta["val"].shape[0]
+            if isinstance(size, int):
+                return None
+            bounds = ep.range_constraints.get(size.node.expr)
+            if bounds is None:
+                return None
+            upper = bounds.upper
+            return int(bounds.lower), (int(upper) if upper.is_finite else None)
+    return None
+
+
+def check(ctx):
+    mine = ctx.learner
+    torch.manual_seed(ctx.seed)
+    model = ctx.reference.Pooler(FEATURES).to(ctx.device).eval()
+    example_batch = ctx.choice([3, 5, 7, 13])
+    tokens, mask = _inputs(ctx, example_batch)
+
+    with ctx.build("exporting your model…", figure="export_s"):
+        try:
+            ep = mine.export_pooler(model, tokens, mask)
+        except NotImplementedError:
+            raise
+        except Exception as exc:
+            ctx.fail(f"torch.export failed inside export_pooler: {_first_line(exc)}",
+                     str(exc).strip().splitlines()[1:12])
+    ctx.expect(isinstance(ep, ExportedProgram),
+               f"export_pooler must return the ExportedProgram from torch.export.export, it returned "
+               f"{type(ep).__name__}")
+    program = ep.module()
+
+    batches = [1, 2, ctx.choice([17, 31, 64]), ctx.choice([77, 99]), MAX_BATCH]
+    with torch.no_grad():
+        for i in ctx.trials(len(batches), "running the exported program, batch"):
+            batch = batches[i]
+            tokens, mask = _inputs(ctx, batch)
+            try:
+                out = program(tokens, mask)
+            except Exception as exc:
+                ctx.fail(f"the exported program rejected batch {batch} (it was exported with batch {example_batch}): "
+                         f"{_first_line(exc)}. Batches 1 to {MAX_BATCH} must all run: mark dimension 0 of both "
+                         "inputs dynamic.")
+            ctx.expect_close(f"output for batch {batch}", out, model(tokens, mask))
+
+        ctx.phase(f"checking that batch {MAX_BATCH + 1} is rejected")
+        for batch in (MAX_BATCH + 1, 2 * MAX_BATCH):
+            tokens, mask = _inputs(ctx, batch)
+            try:
+                program(tokens, mask)
+                accepted = True
+            except Exception:
+                accepted = False
+            ctx.expect(not accepted,
+                       f"the exported program accepted batch {batch}: it must reject batches above {MAX_BATCH}. "
+                       f"Give the batch Dim max={MAX_BATCH} (Dim.AUTO and Dim.DYNAMIC without a max mean "
+                       "\"any size\").")
+
+    bounds = _batch_range(ep)
+    if bounds is not None and bounds[1] is not None:
+        ctx.figure("batch_range", {"min": bounds[0], "max": bounds[1]})

@@ -1,0 +1,88 @@
+"""Check: save_program writes a real .pt2 archive (torch.export.load reads it, labels.json inside),
+and load_program gives back a callable whose outputs equal the saved model's for several batch
+sizes, using the weights stored in the file."""
+
+import json
+
+import torch
+import torch.nn as nn
+
+NAMES = ["cat", "dog", "owl", "fox", "eel", "yak", "emu", "gnu"]
+FEATURES = 20
+
+
+class _Classifier(nn.Module):
+    def __init__(self, classes: int) -> None:
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(FEATURES, 48), nn.GELU(), nn.LayerNorm(48))
+        self.head = nn.Linear(48, classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.body(x)).log_softmax(dim=-1)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}".rstrip(": ")
+
+
+def check(ctx):
+    mine = ctx.learner
+    torch.manual_seed(ctx.seed)
+    count = ctx.choice([3, 4, 5, 6])
+    order = torch.randperm(len(NAMES), generator=ctx.generator)[:count].tolist()
+    labels = [NAMES[i] for i in order]
+    model = _Classifier(len(labels)).to(ctx.device).eval()
+    example_batch = ctx.choice([4, 6, 9])
+    example = ctx.randn(example_batch, FEATURES)
+    path = ctx.tmpdir / "classifier.pt2"
+
+    with ctx.build("exporting and saving your program…", figure="save_s"):
+        mine.save_program(model, example, labels, str(path))
+    ctx.expect(path.is_file(), f"save_program wrote no file at the path it was given ({path.name})")
+    ctx.figure("file_kb", round(path.stat().st_size / 1024, 1))
+
+    ctx.phase("reading the archive with torch.export.load")
+    extra = {"labels.json": ""}
+    try:
+        torch.export.load(str(path), extra_files=extra)
+    except Exception as exc:
+        ctx.fail("torch.export.load cannot read the file save_program wrote: save it with torch.export.save "
+                 f"(torch.save pickles the Python object instead of writing a .pt2 archive). {_first_line(exc)}")
+    stored = extra["labels.json"]
+    ctx.expect(bool(stored), "the archive has no labels.json: pass extra_files={\"labels.json\": ...} "
+                             "to torch.export.save")
+    try:
+        stored_labels = json.loads(stored)
+    except ValueError:
+        stored_labels = None
+        ctx.fail(f"labels.json in the archive is not JSON: it starts with {stored[:40]!r}. Store json.dumps(labels).")
+    ctx.expect_equal("labels stored in labels.json", stored_labels, labels)
+
+    # Expected outputs come from the model as it was saved. Then the live model's weights are
+    # changed: the loaded program must use the weights in the file, not the model in memory.
+    batches = [1, example_batch, ctx.choice([37, 200, 513]), 1024]
+    inputs = [ctx.randn(b, FEATURES) for b in batches]
+    with torch.no_grad():
+        expected = [model(x) for x in inputs]
+        for p in model.parameters():
+            p.add_(torch.randn(p.shape, generator=ctx.generator).to(p.device))
+
+    with ctx.build("loading your program…", figure="load_s"):
+        loaded = mine.load_program(str(path))
+    ctx.expect(isinstance(loaded, tuple) and len(loaded) == 2,
+               f"load_program must return a pair (module, labels), it returned {type(loaded).__name__}")
+    module, loaded_labels = loaded
+    ctx.expect_equal("labels returned by load_program", loaded_labels, labels)
+
+    with torch.no_grad():
+        for i in ctx.trials(len(batches), "running the loaded program, batch"):
+            try:
+                out = module(inputs[i])
+            except Exception as exc:
+                if "ExportedProgram directly" in str(exc):
+                    ctx.fail("load_program returned the ExportedProgram itself, which cannot be called: "
+                             "return ep.module()")
+                ctx.fail(f"the loaded program rejected batch {batches[i]} (it was exported with batch "
+                         f"{example_batch}): {_first_line(exc)}. Export with the batch dimension dynamic, from 1 to 1024.")
+            ctx.expect_close(f"output of the loaded program for batch {batches[i]}", out, expected[i])
