@@ -1,0 +1,50 @@
+"""Check: the learner's C++ ReLU builds, equals torch.relu for every shape and memory layout,
+leaves its input alone, and rejects non-float32 or non-CPU input with a clear error."""
+
+from pathlib import Path
+
+import torch
+
+_build = None
+
+
+def _helpers():
+    global _build
+    if _build is None:
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location("tutor_ch03_build", Path(__file__).with_name("_ch03_build.py"))
+        _build = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(_build)
+    return _build
+
+
+def check(ctx):
+    mine = _helpers().load_learner(ctx, "building your C++ extension…")
+
+    n = lambda: ctx.choice([1, 2, 7, 33, 129])  # noqa: E731 - awkward sizes
+    shapes = [(n(),), (n(), n()), (n(), n(), n()), (0, n()), (1000,)]
+    for trial in ctx.trials(len(shapes), "values, trial"):
+        x = ctx.randn(*shapes[trial], scale=3.0)
+        out = ctx.no_mutation(mine.relu, x)
+        ctx.expect_close(f"relu(x) for x of shape {tuple(x.shape)}", out, torch.relu(x))
+
+    rows, cols = ctx.choice([3, 17, 64]), ctx.choice([5, 31, 100])
+    layouts = [
+        ("a transposed (non-contiguous) x", lambda: ctx.randn(rows, cols, noncontiguous=True)),
+        ("a strided slice x[:, ::2] (non-contiguous, with gaps)", lambda: ctx.randn(rows, 2 * cols)[:, ::2]),
+        ("an expanded x (stride 0: one row seen many times)", lambda: ctx.randn(1, cols).expand(rows, cols)),
+    ]
+    for i in ctx.trials(len(layouts), "memory layouts, trial"):
+        what, make = layouts[i]
+        x = make()
+        ctx.expect_close(f"relu(x) for {what}", mine.relu(x), torch.relu(x))
+
+    ctx.phase("checking that bad input is rejected")
+    for dtype in (torch.float64, torch.int64):
+        x = ctx.randn(4, 5).to(dtype)
+        ctx.expect_raises(f"relu of a {str(dtype).replace('torch.', '')} tensor should raise an error",
+                          lambda: mine.relu(x), (RuntimeError, TypeError), match="float32")
+    meta = torch.empty(4, 5, device="meta")
+    ctx.expect_raises("relu of a tensor that is not on the CPU (here: on the `meta` device) should raise an error",
+                      lambda: mine.relu(meta), (RuntimeError, TypeError), match="cpu")

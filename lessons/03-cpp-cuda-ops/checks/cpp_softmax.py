@@ -1,0 +1,81 @@
+"""Check: the learner's C++ softmax equals torch.softmax over rows for awkward shapes, float32
+and float64, non-contiguous input and huge values (where the naive formula gives NaN); it
+rejects input it cannot handle; and it is timed against the reference and torch.softmax."""
+
+from pathlib import Path
+
+import torch
+
+_build = None
+
+
+def _helpers():
+    global _build
+    if _build is None:
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location("tutor_ch03_build", Path(__file__).with_name("_ch03_build.py"))
+        _build = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(_build)
+    return _build
+
+
+def _call(ctx, fn, x, what):
+    """Call the learner's softmax; an exception becomes a failure that says which input caused it."""
+    try:
+        return fn(x)
+    except Exception as exc:  # noqa: BLE001 - reported to the learner
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        hint = ""
+        if x.dtype == torch.float64:
+            hint = (" Dispatch on the dtype with AT_DISPATCH_FLOATING_TYPES(input.scalar_type(), \"softmax\", "
+                    "[&] { ... }) and use scalar_t inside, so float32 and float64 both work.")
+        ctx.fail(f"softmax(x) raised {type(exc).__name__} for {what}: {first}.{hint}")
+
+
+def check(ctx):
+    mine = _helpers().load_learner(ctx, "building your C++ extension…")
+    f32, f64 = torch.float32, torch.float64
+
+    cases = [
+        # (description, rows, cols, scale, dtype, non-contiguous)
+        ("a single column", ctx.choice([1, 3]), 1, 1.0, f32, False),
+        ("a small float32 x", ctx.choice([7, 64]), ctx.choice([33, 129]), 3.0, f32, False),
+        ("a single row", 1, ctx.choice([5, 100]), 3.0, f32, False),
+        ("many short rows", 257, ctx.choice([2, 5]), 10.0, f32, False),
+        ("long rows", ctx.choice([4, 9]), 4097, 1.0, f32, False),
+        ("a float64 x", ctx.choice([13, 40]), ctx.choice([77, 300]), 5.0, f64, False),
+        ("a transposed (non-contiguous) x", ctx.choice([31, 64]), ctx.choice([45, 100]), 3.0, f32, True),
+    ]
+    for i in ctx.trials(len(cases), "values, trial"):
+        what, rows, cols, scale, dtype, strided = cases[i]
+        x = ctx.randn(rows, cols, scale=scale, dtype=dtype, noncontiguous=strided)
+        out = _call(ctx, lambda t: ctx.no_mutation(mine.softmax, t), x, f"{what} of shape {(rows, cols)}")
+        ctx.expect_close(f"softmax(x) for {what} of shape {(rows, cols)}", out, torch.softmax(x, dim=1))
+
+    large = [
+        ("values of size ~1000 (x * 1000)", lambda: ctx.randn(ctx.choice([8, 33]), ctx.choice([50, 1000]),
+                                                             scale=1000.0)),
+        ("every value near 1000 (x + 1000)", lambda: ctx.randn(ctx.choice([5, 16]), ctx.choice([20, 333])) + 1000.0),
+        ("every value near -1000 (x - 1000)", lambda: ctx.randn(ctx.choice([5, 16]), ctx.choice([20, 333])) - 1000.0),
+    ]
+    for i in ctx.trials(len(large), "large values, trial"):
+        what, make = large[i]
+        x = make()
+        out = _call(ctx, mine.softmax, x, f"an input with {what}")
+        if isinstance(out, torch.Tensor) and out.is_floating_point():
+            bad = int((~torch.isfinite(out)).sum())
+            ctx.expect(bad == 0, f"softmax(x) for an input with {what} has {bad} NaN or inf values: exp() "
+                                 "overflowed. Subtract each row's max first: exp(x - max) is at most 1")
+        ctx.expect_close(f"softmax(x) for an input with {what}", out, torch.softmax(x, dim=1))
+
+    ctx.phase("checking that bad input is rejected")
+    x3 = ctx.randn(2, 3, 4)
+    ctx.expect_raises("a 3-D input should raise an error (this softmax takes 2-D (rows, cols) tensors: "
+                      "TORCH_CHECK(x.dim() == 2, ...))", lambda: mine.softmax(x3), RuntimeError)
+    xi = ctx.randint(0, 10, (4, 5))
+    ctx.expect_raises("an int64 input should raise an error", lambda: mine.softmax(xi), RuntimeError)
+
+    x = ctx.randn(512, 1024)
+    ctx.time(lambda: mine.softmax(x), lambda: ctx.reference.softmax(x), name="time")
+    ctx.time(lambda: mine.softmax(x), lambda: torch.softmax(x, dim=1), name="vs torch.softmax")

@@ -1,0 +1,159 @@
+"""Check (CUDA): the learner's softmax kernel equals torch.softmax for column counts that are
+not multiples of the block size, huge values and non-contiguous input; it rejects input it
+cannot handle; and it is at least 5x faster than a one-thread-per-row kernel that this checker
+builds itself. Reports the speedup over that kernel, and times against the reference solution
+and torch.softmax."""
+
+from pathlib import Path
+
+import torch
+
+MIN_SPEEDUP = 5.0  # a block-per-row kernel is typically 20-100x faster than one thread per row
+
+_build = None
+
+# The "before" kernel: one thread per row (<<<rows, 1>>>). Correct, but each row is walked
+# three times by a single thread.
+NAIVE_CPP = r"""
+#include <ATen/ATen.h>
+#include <c10/cuda/CUDAException.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <torch/csrc/Exceptions.h>
+
+void launch_naive_softmax(const float* x, float* y, int64_t rows, int64_t cols, cudaStream_t stream);
+
+at::Tensor softmax(const at::Tensor& x) {
+    TORCH_CHECK(x.is_cuda() && x.scalar_type() == at::kFloat && x.dim() == 2, "naive softmax: bad input");
+    const c10::cuda::CUDAGuard device_guard(x.device());
+    const at::Tensor input = x.contiguous();
+    at::Tensor out = at::empty_like(input);
+    if (input.numel() == 0) return out;
+    launch_naive_softmax(input.data_ptr<float>(), out.data_ptr<float>(), input.size(0), input.size(1),
+                         c10::cuda::getCurrentCUDAStream());
+    C10_CUDA_KERNEL_LAUNCH_CHECK();
+    return out;
+}
+"""
+
+NAIVE_CUDA = r"""
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+
+__global__ void naive_softmax_kernel(const float* __restrict__ x, float* __restrict__ y, int64_t cols) {
+    const float* row = x + static_cast<int64_t>(blockIdx.x) * cols;
+    float* out = y + static_cast<int64_t>(blockIdx.x) * cols;
+    float m = -INFINITY;
+    for (int64_t j = 0; j < cols; ++j) m = fmaxf(m, row[j]);
+    float sum = 0.0f;
+    for (int64_t j = 0; j < cols; ++j) sum += expf(row[j] - m);
+    for (int64_t j = 0; j < cols; ++j) out[j] = expf(row[j] - m) / sum;
+}
+
+void launch_naive_softmax(const float* x, float* y, int64_t rows, int64_t cols, cudaStream_t stream) {
+    naive_softmax_kernel<<<static_cast<unsigned int>(rows), 1, 0, stream>>>(x, y, cols);
+}
+"""
+
+
+def _helpers():
+    global _build
+    if _build is None:
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location("tutor_ch03_build", Path(__file__).with_name("_ch03_build.py"))
+        _build = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(_build)
+    return _build
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _run(ctx, fn, x, what):
+    """Call the learner's softmax and wait for the GPU, so a kernel fault is reported here."""
+    try:
+        out = fn(x)
+        torch.cuda.synchronize()
+        return out
+    except Exception as exc:  # noqa: BLE001 - reported to the learner
+        msg = _first_line(exc)
+        if "CUDA error" in msg or "illegal" in msg.lower():
+            ctx.fail(f"your kernel failed on the GPU for {what}: {msg}. Reads or writes past the end of a row "
+                     "(a loop bound other than cols) are the usual cause; CUDA_LAUNCH_BLOCKING=1 and "
+                     "compute-sanitizer pinpoint it")
+        ctx.fail(f"softmax(x) raised {type(exc).__name__} for {what}: {msg}")
+
+
+def check(ctx):
+    mine = _helpers().load_learner(ctx, "building your CUDA extension (C++ compiler and nvcc)…")
+
+    # Column counts around the block size (256) and warp size (32), never all multiples of them.
+    cols_list = [1, 7, 31, 33, 255, 257, 1000, 1025, 4097]
+    for i in ctx.trials(len(cols_list), "values, trial"):
+        rows, cols = ctx.choice([1, 3, 64, 129]), cols_list[i]
+        x = ctx.randn(rows, cols, scale=ctx.choice([1.0, 5.0]))
+        out = _run(ctx, mine.softmax, x, f"x of shape {(rows, cols)}")
+        ctx.expect_close(f"softmax(x) for x of shape {(rows, cols)}", out, torch.softmax(x, dim=1))
+
+    special = [
+        ("values of size ~1000 (x * 1000)", lambda: ctx.randn(ctx.choice([8, 33]), ctx.choice([300, 2000]),
+                                                             scale=1000.0)),
+        ("every value near 1000 (x + 1000)", lambda: ctx.randn(17, ctx.choice([100, 513])) + 1000.0),
+        ("a transposed (non-contiguous) x", lambda: ctx.randn(ctx.choice([40, 65]), ctx.choice([300, 777]),
+                                                             noncontiguous=True)),
+        ("an empty x (0 rows)", lambda: ctx.randn(0, ctx.choice([5, 300]))),
+    ]
+    for i in ctx.trials(len(special), "special inputs, trial"):
+        what, make = special[i]
+        x = make()
+        out = _run(ctx, mine.softmax, x, what)
+        if isinstance(out, torch.Tensor) and out.is_floating_point() and out.numel():
+            bad = int((~torch.isfinite(out)).sum())
+            ctx.expect(bad == 0, f"softmax(x) for {what} has {bad} NaN or inf values: subtract the row max "
+                                 "(reduced over the whole block) before expf")
+        ctx.expect_close(f"softmax(x) for {what}", out, torch.softmax(x, dim=1))
+
+    ctx.phase("checking that bad input is rejected")
+    x64 = ctx.randn(4, 5, dtype=torch.float64)
+    ctx.expect_raises("a float64 input should raise an error", lambda: mine.softmax(x64),
+                      (RuntimeError, TypeError), match="float32")
+    x3 = ctx.randn(2, 3, 4)
+    ctx.expect_raises("a 3-D input should raise an error (TORCH_CHECK(x.dim() == 2, ...))",
+                      lambda: mine.softmax(x3), (RuntimeError, IndexError))
+
+    naive = None
+    with ctx.build("building the one-thread-per-row kernel to compare with…", figure="naive_build_s"):
+        from torch.utils.cpp_extension import load_inline
+
+        naive = load_inline(name="tutor_ch03_softmax_one_thread_per_row", cpp_sources=NAIVE_CPP,
+                            cuda_sources=NAIVE_CUDA, functions=["softmax"], extra_cflags=["-O2"],
+                            extra_cuda_cflags=["-O2"], no_implicit_headers=True)
+    x = ctx.randn(8192, 1024)
+    vs_naive = ctx.time(lambda: mine.softmax(x), lambda: naive.softmax(x), name="vs one thread per row")
+    ctx.figure("speedup_vs_one_thread_per_row", vs_naive.speedup)
+    ctx.time(lambda: mine.softmax(x), lambda: ctx.reference.softmax(x), name="time")
+    ctx.time(lambda: mine.softmax(x), lambda: torch.softmax(x, dim=1), name="vs torch.softmax")
+    ctx.expect(vs_naive.speedup >= MIN_SPEEDUP,
+               f"your kernel is correct but only {vs_naive.speedup:.1f}x as fast as one thread per row "
+               f"({vs_naive.learner_s * 1e3:.3f} ms vs {vs_naive.reference_s * 1e3:.3f} ms on 8192 x 1024; "
+               f"at least {MIN_SPEEDUP:g}x is expected): launch one block of threads per row and let them "
+               "share the columns and both reductions")
+
+    # Last, because a kernel handed a CPU pointer can leave the CUDA context unusable.
+    ctx.phase("checking that a CPU tensor is rejected")
+    xc = torch.randn(3, 4, generator=ctx.generator)
+    try:
+        mine.softmax(xc)
+        torch.cuda.synchronize()
+    except Exception as exc:  # noqa: BLE001
+        msg = _first_line(exc)
+        ctx.expect("CUDA error" not in msg and "illegal" not in msg.lower(),
+                   f"a CPU tensor reached your kernel ({msg}): TORCH_CHECK(x.is_cuda(), ...) before launching")
+        ctx.expect("cuda" in msg.lower(),
+                   f"a CPU tensor should be rejected with a message that mentions CUDA; it says: {msg}")
+    else:
+        ctx.fail("a CPU tensor should raise an error: TORCH_CHECK(x.is_cuda(), ...) before launching")

@@ -1,0 +1,114 @@
+"""Check: row_logsumexp is a registered custom op with a correct fake implementation, passes
+torch.library.opcheck, and a function using it compiles with torch.compile(fullgraph=True)
+into a graph that holds it as one node, with the same results as eager."""
+
+from pathlib import Path
+
+import torch
+
+_build = None
+
+
+def _helpers():
+    global _build
+    if _build is None:
+        import importlib.util
+
+        spec = importlib.util.spec_from_file_location("tutor_ch03_build", Path(__file__).with_name("_ch03_build.py"))
+        _build = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(_build)
+    return _build
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
+def _is_custom_op(op) -> bool:
+    # custom_op returns a CustomOpDef (it has ._opoverload); torch.library.define/impl give
+    # torch.ops.ns.name, an OpOverloadPacket. Either is a real operator.
+    return hasattr(op, "_opoverload") or isinstance(op, (torch._ops.OpOverload, torch._ops.OpOverloadPacket))
+
+
+def check(ctx):
+    mine = _helpers().load_learner(ctx, "building the C++ log-sum-exp extension…")
+    op = getattr(mine, "row_logsumexp", None)
+    ctx.expect(callable(op), "your file must define `row_logsumexp`")
+
+    for i in ctx.trials(3, "eager values, trial"):
+        rows, cols = ctx.choice([1, 5, 64]), ctx.choice([1, 7, 300])
+        x = ctx.randn(rows, cols, scale=ctx.choice([1.0, 30.0]))
+        ctx.expect_close(f"row_logsumexp(x) for x of shape {(rows, cols)}", op(x), torch.logsumexp(x, dim=1))
+
+    ctx.expect(_is_custom_op(op),
+               "`row_logsumexp` is a plain Python function, not an operator: torch.compile cannot trace into "
+               "the C++ call it makes. Decorate it with "
+               "@torch.library.custom_op(\"tutor_ch03::row_logsumexp\", mutates_args=())")
+
+    ctx.phase("running your fake implementation on fake tensors")
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    rows, cols = ctx.choice([3, 8, 20]), ctx.choice([5, 11, 40])
+    x = ctx.randn(rows, cols)
+    real = op(x)
+    try:
+        with FakeTensorMode() as mode:
+            fake = op(mode.from_tensor(x))
+    except Exception as exc:  # noqa: BLE001 - reported to the learner
+        if "no fake impl" in str(exc).lower() or "register_fake" in str(exc):
+            ctx.fail("your op has no fake implementation, so torch.compile cannot trace it: add one with "
+                     "@row_logsumexp.register_fake that returns an empty tensor shaped like the real output")
+        ctx.fail(f"your fake implementation raised {type(exc).__name__}: {_first_line(exc).rstrip('.')}. It receives fake "
+                 "tensors (shapes, no data): build the output with x.new_empty(...), never call the C++ kernel")
+    ctx.expect(isinstance(fake, torch.Tensor),
+               f"your fake implementation returned a {type(fake).__name__}, expected a tensor")
+    ctx.expect(tuple(fake.shape) == tuple(real.shape),
+               f"your fake implementation says the output has shape {tuple(fake.shape)}, but the real op returns "
+               f"shape {tuple(real.shape)} for an input of shape {tuple(x.shape)}: one value per row")
+    ctx.expect(fake.dtype == real.dtype and fake.device.type == real.device.type,
+               f"your fake implementation returns {fake.dtype} on {fake.device.type}, the real op returns "
+               f"{real.dtype} on {real.device.type}")
+
+    ctx.phase("torch.library.opcheck")
+    try:
+        torch.library.opcheck(op, (ctx.randn(rows + 1, cols),))
+    except Exception as exc:  # noqa: BLE001
+        ctx.fail(f"torch.library.opcheck found a problem with your op: {_first_line(exc)}")
+
+    graphs = []
+
+    def recording_backend(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward  # run the captured graph as it is
+
+    def log_softmax(t):
+        return t - op(t).unsqueeze(1)
+
+    compiled = torch.compile(log_softmax, fullgraph=True, backend=recording_backend, dynamic=True)
+    with ctx.build("compiling x - row_logsumexp(x)[:, None] with torch.compile(fullgraph=True)",
+                   figure="compile_s"):
+        try:
+            out = compiled(x)
+        except Exception as exc:  # noqa: BLE001
+            text = str(exc)
+            if "no fake impl" in text.lower():
+                ctx.fail("torch.compile needs a fake implementation of your op: add @row_logsumexp.register_fake")
+            if "marked as skipped" in text or "does not know how to trace" in text:
+                ctx.fail("torch.compile(fullgraph=True) hit a graph break: it cannot trace the pybind11 C++ "
+                         "function; call it only from inside your custom op")
+            ctx.fail(f"torch.compile(fullgraph=True) failed: {type(exc).__name__}: {_first_line(exc)}",
+                     [line for line in text.splitlines()[1:6] if line.strip()])
+    ctx.expect_close("compiled x - row_logsumexp(x)[:, None]", out, torch.log_softmax(x, dim=1))
+
+    targets = [n.target for g in graphs for n in g.graph.nodes if n.op == "call_function"]
+    custom = [t for t in targets if isinstance(t, torch._ops.OpOverload) and t.namespace not in ("aten", "prims")]
+    ctx.expect(bool(custom), "the compiled graph does not contain your op as one node (it has "
+                             f"{', '.join(sorted({str(t) for t in targets})) or 'no calls'}): "
+                             "torch.compile must call the C++ kernel through the custom op")
+
+    for i in ctx.trials(2, "compiled, new shapes, trial"):
+        x2 = ctx.randn(ctx.choice([2, 17, 33]), ctx.choice([3, 64, 129]), scale=10.0)
+        ctx.expect_close(f"compiled x - row_logsumexp(x)[:, None] for x of shape {tuple(x2.shape)}",
+                         compiled(x2), torch.log_softmax(x2, dim=1))
+    ctx.figure("graphs_compiled", len(graphs))
