@@ -100,13 +100,15 @@ class Memory:
 class Context:
     """What a checker gets: the learner's module, the reference module, inputs, and ways to judge."""
 
-    def __init__(self, *, learner: ModuleType | None, reference: ModuleType, channel: Channel,
+    def __init__(self, *, learner: ModuleType | None, reference: ModuleType | None, channel: Channel,
                  seed: int, device: str, tmpdir: Path, learner_path: Path | None = None,
                  rank: int = 0, world_size: int = 1,
-                 learner_loader: Callable[[], ModuleType] | None = None) -> None:
+                 learner_loader: Callable[[], ModuleType] | None = None,
+                 reference_loader: Callable[[], ModuleType] | None = None) -> None:
         self._learner = learner
         self._learner_loader = learner_loader
-        self.reference = reference
+        self._reference = reference
+        self._reference_loader = reference_loader
         self.channel = channel
         self.seed = seed
         self.device = torch.device(device)
@@ -126,6 +128,20 @@ class Context:
             assert self._learner_loader is not None
             self._learner = self._learner_loader()
         return self._learner
+
+    @property
+    def reference(self) -> ModuleType:
+        """The reference solution, imported on first use; a slow import (a C++ build) is shown
+        as a phase and reported as `reference_build_s`, never inside any timing."""
+        if self._reference is None:
+            assert self._reference_loader is not None
+            self.phase("preparing the reference solution", building=True)
+            start = _perf_counter()
+            self._reference = self._reference_loader()
+            took = _perf_counter() - start
+            if took > 0.5:
+                self.figure("reference_build_s", took)
+        return self._reference
 
     def load_learner(self, phase: str = "importing your code") -> ModuleType:
         """Import the learner's module now, timing it as a build step (C++ and CUDA exercises)."""

@@ -46,10 +46,20 @@ def probe() -> dict:
         return {"torch_error": f"probe failed: {exc}"}
 
 
+def _ninja_from_pip() -> str | None:
+    try:
+        import ninja  # type: ignore[import-not-found]
+
+        return str(Path(ninja.BIN_DIR) / "ninja")
+    except (ImportError, AttributeError):
+        return None
+
+
 def doctor(console: Console, home: Path) -> int:
     info = probe()
     cxx = shutil.which("c++") or shutil.which("g++") or shutil.which("clang++")
     nvcc = shutil.which("nvcc")
+    ninja = shutil.which("ninja") or _ninja_from_pip()
     table = Table(title="tutor doctor", title_justify="left", show_header=False)
     table.add_column("what")
     table.add_column("found")
@@ -64,6 +74,7 @@ def doctor(console: Console, home: Path) -> int:
                              if info.get("cuda") else f"not available (torch built for CUDA {info.get('cuda_build')})"
                              if info.get("cuda_build") else "not available (CPU build of torch)"))
     table.add_row("C++ compiler", ok(bool(cxx), cxx or "not found (chapter 3 needs g++ or clang++)"))
+    table.add_row("ninja", ok(bool(ninja), ninja or "not found (load_inline builds with it: pip install ninja)"))
     table.add_row("nvcc", ok(bool(nvcc), nvcc or "not found (only the CUDA kernel exercise needs it)"))
     for mod, label in (("pytorch_lightning", "Lightning"), ("bitsandbytes", "bitsandbytes")):
         table.add_row(label, ok(mod in info, info.get(mod) or info.get(mod + "_error", "not importable")))
@@ -82,7 +93,7 @@ def doctor(console: Console, home: Path) -> int:
         for e in c.exercises:
             needs = e.needs
             can = ("torch" in info and (needs.device != "cuda" or gpus >= max(1, needs.gpus))
-                   and (c.number != 3 or cxx))
+                   and (c.number != 3 or (cxx and ninja)))
             n += bool(can)
             if not can:
                 missing.append(f"{e.id} ({needs.describe()})")

@@ -178,13 +178,13 @@ def run_subject(request: RunRequest, sock_path: str, tmpdir: Path, rank: int = 0
         # A chapter's checkers may share helpers in their own folder (checks/_common.py).
         sys.path.insert(0, str(Path(request.checker).parent))
         checker = import_path(Path(request.checker), "tutor_checker")
-        reference = import_path(Path(request.solution), "reference_solution")
         untouched = _tamper_snapshot()
         ctx = checking.Context(
-            learner=None, reference=reference, channel=channel, seed=request.seed or 0,
+            learner=None, reference=None, channel=channel, seed=request.seed or 0,
             device=request.device, tmpdir=tmpdir, learner_path=learner_path, rank=rank,
             world_size=world_size,
-            learner_loader=lambda: import_path(learner_path, "learner_solution"))
+            learner_loader=lambda: import_path(learner_path, "learner_solution"),
+            reference_loader=lambda: import_path(Path(request.solution), "reference_solution"))
         checker.check(ctx)
         replaced = _tampered(untouched)
         if replaced:
