@@ -1,0 +1,170 @@
+"""Time from launching `tutor start chapter N` to the first complete paint, against a bare
+Textual hello-world app measured in the same run (target: tutor < 0.5 s).
+
+    python bench/bench_startup.py [--runs 5] [--chapter 3] [--size 120x36]
+
+Each run is a fresh `python` process on a pseudo-terminal (a real terminal driver, not
+headless). The parent notes the wall-clock time just before spawning; the child writes the
+wall-clock time once the screen is painted and exits:
+  - hello: `on_mount` + `call_after_refresh`;
+  - tutor: the real CLI path (`tutor.cli.main(["start", "chapter", N])`: load the course,
+    create the workspace, open progress, build the app) until the main screen has painted
+    with its guide mounted. `TutorApp.warm_up` (called after the main screen's first paint)
+    is replaced by the measurement, so no runner process starts. TUTOR_HOME is a temp dir.
+The child also reports whether `torch` was imported (it must not be). Medians are printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fcntl
+import os
+import pty
+import select
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import termios
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def child_hello(out: str) -> None:
+    from textual.app import App, ComposeResult
+    from textual.widgets import Static
+
+    class Hello(App[None]):
+        def compose(self) -> ComposeResult:
+            yield Static("Hello, world")
+
+        def on_mount(self) -> None:
+            self.call_after_refresh(self.done)
+
+        def done(self) -> None:
+            Path(out).write_text(f"{time.time()} {'torch' in sys.modules}")
+            self.exit()
+
+    Hello().run()
+
+
+def child_tutor(out: str, chapter: str) -> None:
+    import tutor.ui.app as ui_app
+
+    def warm_up(self: ui_app.TutorApp) -> None:  # runs after the main screen's first paint
+        guide = self.main.query_one("#guide")
+
+        def done() -> None:
+            Path(out).write_text(f"{time.time()} {'torch' in sys.modules}")
+            self.exit()
+
+        def wait() -> None:  # the guide's Markdown mounts its blocks asynchronously
+            if guide.children:
+                self.call_after_refresh(done)
+            else:
+                self.set_timer(0.002, wait)
+
+        wait()
+
+    ui_app.TutorApp.warm_up = warm_up  # type: ignore[method-assign]
+    from tutor.cli import main
+
+    main(["start", "chapter", chapter])
+
+
+def launch(kind: str, chapter: str, size: tuple[int, int], home: str) -> tuple[float, bool]:
+    """Run one child on a pty; return (seconds from spawn to paint, torch imported)."""
+    out = tempfile.mktemp(prefix="tutor-bench-")
+    master, slave = pty.openpty()
+    cols, rows = size
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+    env = dict(os.environ, TUTOR_HOME=home, TERM=os.environ.get("TERM", "xterm-256color"),
+               PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    cmd = [sys.executable, __file__, "--child", kind, "--out", out, "--chapter", chapter]
+    t0 = time.time()
+    proc = subprocess.Popen(cmd, stdin=slave, stdout=slave, stderr=slave, env=env,
+                            start_new_session=True)
+    os.close(slave)
+    while proc.poll() is None:  # drain the terminal output so the child never blocks
+        ready, _, _ = select.select([master], [], [], 0.05)
+        if ready:
+            try:
+                os.read(master, 65536)
+            except OSError:
+                break
+    proc.wait(timeout=30)
+    os.close(master)
+    try:
+        stamp, torch_loaded = Path(out).read_text().split()
+    except (OSError, ValueError):
+        raise SystemExit(f"{kind}: the child did not report (exit {proc.returncode})") from None
+    os.unlink(out)
+    return float(stamp) - t0, torch_loaded == "True"
+
+
+def usable_course_root() -> str | None:
+    """None when the real course loads; else a copy of the fixed test course (TUTOR_COURSE)."""
+    from tutor.course import LessonError, load_course
+
+    try:
+        load_course()
+        return None
+    except LessonError as exc:
+        sys.path.insert(0, str(REPO))
+        from tests.ui.course_fixture import build_course
+
+        root = build_course(Path(tempfile.mkdtemp(prefix="tutor-bench-course-")))
+        print(f"(the course does not load: {exc}; benchmarking the test course instead)")
+        return str(root)
+
+
+def pick_chapter(wanted: int) -> str:
+    from tutor.course import load_course
+
+    numbers = [c.number for c in load_course().chapters]
+    return str(wanted if wanted in numbers else (2 if 2 in numbers else numbers[0]))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--chapter", default="3")
+    parser.add_argument("--size", default="120x36")
+    parser.add_argument("--child", choices=("hello", "tutor"))
+    parser.add_argument("--out")
+    args = parser.parse_args()
+    if args.child == "hello":
+        return child_hello(args.out)
+    if args.child == "tutor":
+        return child_tutor(args.out, args.chapter)
+
+    override = usable_course_root()
+    if override:
+        os.environ["TUTOR_COURSE"] = override  # the children inherit it
+    chapter = pick_chapter(int(args.chapter))
+    size = tuple(int(v) for v in args.size.split("x"))
+    home = tempfile.mkdtemp(prefix="tutor-bench-home-")
+    times: dict[str, list[float]] = {"hello": [], "tutor": []}
+    torch_seen = False
+    launch("tutor", chapter, size, home)  # first run creates the workspace: not counted
+    for _ in range(args.runs):
+        for kind in ("hello", "tutor"):  # interleaved, so machine load hits both alike
+            seconds, torch_loaded = launch(kind, chapter, size, home)
+            times[kind].append(seconds)
+            torch_seen |= torch_loaded and kind == "tutor"
+    print(f"Startup to first complete paint, {args.runs} runs each, terminal {args.size}, "
+          f"`tutor start chapter {chapter}`")
+    for kind, label in (("hello", "bare Textual hello app"), ("tutor", "tutor start")):
+        ms = [t * 1000 for t in times[kind]]
+        print(f"  {label:24s} median {statistics.median(ms):7.1f} ms   "
+              f"min {min(ms):7.1f} ms   max {max(ms):7.1f} ms")
+    extra = statistics.median(times["tutor"]) - statistics.median(times["hello"])
+    print(f"  tutor's own cost over the hello app: {extra * 1000:.1f} ms")
+    print(f"  torch imported by the app process: {'YES (bug)' if torch_seen else 'no'}")
+
+
+if __name__ == "__main__":
+    main()

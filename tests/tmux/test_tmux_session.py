@@ -1,0 +1,126 @@
+"""Drive the real `tutor` command in a real terminal (tmux): type, Tab for a hint, run, read
+the verdict off the screen, quit, and find the typed code saved on disk."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.slow, pytest.mark.tmux]
+
+TMUX = shutil.which("tmux")
+
+
+def tutor_command() -> str:
+    exe = Path(sys.executable).with_name("tutor")
+    return str(exe) if exe.exists() else f"{sys.executable} -m tutor"
+
+
+class Pane:
+    def __init__(self, session: str) -> None:
+        self.session = session
+
+    def send(self, *keys: str) -> None:
+        # One key at a time with a pause, as a person types: an escape sequence (End) and the
+        # next key delivered in the same read are not always split apart by the terminal parser.
+        for key in keys:
+            subprocess.run(["tmux", "send-keys", "-t", self.session, key], check=True)
+            time.sleep(0.3)
+
+    def type(self, text: str) -> None:
+        subprocess.run(["tmux", "send-keys", "-t", self.session, "-l", text], check=True)
+
+    def screen(self) -> str:
+        return subprocess.run(["tmux", "capture-pane", "-p", "-t", self.session], check=True,
+                              capture_output=True, text=True).stdout
+
+    def wait_for(self, needle: str, timeout: float = 60) -> str:
+        deadline = time.monotonic() + timeout
+        text = ""
+        while time.monotonic() < deadline:
+            text = self.screen()
+            if needle in text:
+                return text
+            time.sleep(0.2)
+        raise AssertionError(f"{needle!r} never appeared; the screen was:\n{text}")
+
+
+@pytest.mark.skipif(TMUX is None, reason="tmux is not installed (CI installs it)")
+def test_type_hint_run_and_quit_in_a_real_terminal(tmp_path, course):
+    from tutor.progress import Progress
+    from tutor.workspace import Workspace
+
+    home = tmp_path / "home"
+    exercise = course.exercise("sigmoid")
+    ws = Workspace(home)
+    ws.ensure(course)
+    # The learner has written a correct solution already; they add a line and check it.
+    ws.write(exercise, exercise.solution.read_text())
+    Progress(home).set_position(2, "sigmoid")
+
+    session = f"tutor-{uuid.uuid4().hex[:8]}"
+    # Unset COLUMNS/LINES: inherited values would override the real terminal size.
+    cmd = f"env -u COLUMNS -u LINES TUTOR_HOME={home} {tutor_command()} start chapter 2"
+    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "140", "-y", "45", cmd], check=True)
+    pane = Pane(session)
+    try:
+        pane.wait_for("Sigmoid", timeout=60)
+        # The cursor starts at the top of the file: add a comment line there.
+        pane.type("# typed in tmux")
+        pane.send("Enter")
+        pane.wait_for("# typed in tmux")
+        pane.send("End")  # Tab in leading whitespace indents; elsewhere it asks for a hint
+        pane.send("Tab")
+        pane.wait_for("indentation) for the next", timeout=20)
+        pane.send("C-r")
+        screen = pane.wait_for("PASS", timeout=120)
+        assert "FAIL" not in screen
+        pane.send("C-q")
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and subprocess.run(
+                ["tmux", "has-session", "-t", session], capture_output=True).returncode == 0:
+            time.sleep(0.2)
+        assert "# typed in tmux" in ws.read(exercise)
+        assert Progress(home).exercise("sigmoid").status == "passed"
+        assert Progress(home).exercise("sigmoid").hints_used == 1
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+
+
+@pytest.mark.skipif(TMUX is None, reason="tmux is not installed (CI installs it)")
+def test_sigkill_mid_typing_loses_at_most_the_last_second(tmp_path, course):
+    from tutor.progress import Progress
+    from tutor.workspace import Workspace
+
+    home = tmp_path / "home"
+    exercise = course.exercise("sigmoid")
+    ws = Workspace(home)
+    ws.ensure(course)
+    Progress(home).set_position(2, "sigmoid")
+    session = f"tutor-{uuid.uuid4().hex[:8]}"
+    pid_file = tmp_path / "pid"
+    cmd = (f"env -u COLUMNS -u LINES TUTOR_HOME={home} sh -c 'echo $$ > {pid_file}; "
+           f"exec {tutor_command()} start chapter 2'")
+    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "140", "-y", "45", cmd], check=True)
+    pane = Pane(session)
+    try:
+        pane.wait_for("Sigmoid", timeout=60)
+        pane.type("# first words")
+        pane.send("Enter")
+        pane.wait_for("# first words")
+        time.sleep(1.5)  # more than the autosave debounce
+        pane.type("# typed just before the kill")
+        pid = int(pid_file.read_text())
+        subprocess.run(["kill", "-9", str(pid)], check=True)
+        text = ws.read(exercise)
+        assert text.startswith("# first words\n")
+        assert text.endswith(exercise.stub.read_text()) or "# typed just before" in text
+        assert not list(ws.path(exercise).parent.glob(".*.tmp"))  # no torn temp files left
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)

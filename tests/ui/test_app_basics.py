@@ -1,0 +1,201 @@
+"""Opening chapters, navigating, resizing, help and commands."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from textual.widgets import Markdown, OptionList
+
+from tutor.progress import Progress
+from tutor.ui.screens.chapters import ChapterPicker
+from tutor.ui.screens.help import HelpScreen
+from tutor.ui.screens.main import MainScreen
+from tutor.ui.widgets.navigator import StepNavigator
+
+from .course_fixture import build_course
+from .helpers import text_of
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_app_never_imports_torch(tmp_path: Path) -> None:
+    # A fresh process: the test session itself may have imported torch elsewhere.
+    build_course(tmp_path / "course")
+    script = f"""
+import asyncio, sys
+from pathlib import Path
+from tutor.course import load_course
+from tutor.ui.app import TutorApp
+root = Path({str(tmp_path / 'course')!r})
+course = load_course(root / "lessons", root / "solutions")
+async def main():
+    app = TutorApp(course, Path({str(tmp_path / 'home')!r}), 2, "sigmoid", warm_runner=False)
+    async with app.run_test() as pilot:
+        await pilot.press("ctrl+n", "alt+left", "f1")
+        await pilot.pause()
+    app.close_resources()
+asyncio.run(main())
+print("torch" in sys.modules)
+"""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO,
+                         env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().splitlines()[-1] == "False"
+
+
+async def test_open_chapter_shows_first_step_and_header(make_app, home: Path) -> None:
+    app = make_app(chapter=2)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause()
+        main = app.main
+        assert main.step is not None and main.step.id == "why"
+        assert app.title == "2/3 · Custom autograd Functions"
+        assert app.sub_title == "0/2 exercises passed"
+        nav = app.query_one(StepNavigator)
+        assert nav.option_count == 4 and nav.highlighted == 0
+        assert main.query_one("#work").current == "read-panel"
+        assert "Why write your own Function" in main.query_one("#guide", Markdown).source
+    assert Progress(home).last_position() == (2, "why")
+
+
+async def test_resumes_at_saved_position(make_app, home: Path) -> None:
+    Progress(home).set_position(2, "sigmoid")
+    app = make_app(chapter=2)
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        assert app.main.step.id == "sigmoid"
+        assert app.main.query_one("#work").current == "editor"
+
+
+async def test_navigation_saves_position_and_crosses_chapters(make_app, home: Path) -> None:
+    app = make_app(chapter=2, step_id="sigmoid")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("ctrl+n")
+        assert app.main.step.id == "recap"
+        assert Progress(home).last_position() == (2, "recap")
+        await pilot.press("ctrl+n")  # past the chapter's end: chapter 3
+        assert (app.main.chapter.number, app.main.step.id) == (3, "intro")
+        assert app.title.startswith("3/3 · Custom C++ and CUDA operators")
+        await pilot.press("alt+left")
+        assert (app.main.chapter.number, app.main.step.id) == (2, "recap")
+        await pilot.press("alt+left", "alt+left")
+        assert app.main.step.id == "first-function"
+        # the navigator: choose step 1 with the keyboard
+        nav = app.query_one(StepNavigator)
+        nav.focus()
+        nav.highlighted = 0
+        await pilot.press("enter")
+        assert app.main.step.id == "why"
+    assert Progress(home).last_position() == (2, "why")
+
+
+async def test_chapter_picker_opens_chapter(make_app, home: Path) -> None:
+    app = make_app(chapter=2, step_id="why")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("ctrl+o")
+        assert isinstance(app.screen, ChapterPicker)
+        chooser = app.screen.query_one("#chapter-list", OptionList)
+        assert chooser.highlighted == 0
+        await pilot.press("down", "enter")
+        await pilot.pause()
+        assert isinstance(app.screen, MainScreen)
+        assert app.main.chapter.number == 3 and app.main.step.id == "intro"
+        await pilot.press("ctrl+o", "escape")
+        assert isinstance(app.screen, MainScreen) and app.main.chapter.number == 3
+
+
+async def test_cuda_exercise_is_marked(make_app) -> None:
+    app = make_app(chapter=3, step_id="cuda-add")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause()
+        nav = app.query_one(StepNavigator)
+        assert "⚡" in str(nav.get_option_at_index(1).prompt)
+        assert "needs a CUDA GPU" in text_of(app.main.query_one("#results-banner"))
+
+
+async def test_resize_to_80x24_collapses_navigator_then_stacks(make_app) -> None:
+    app = make_app(chapter=2, step_id="sigmoid")
+    async with app.run_test(size=(140, 40)) as pilot:
+        await pilot.pause()
+        main = app.main
+        assert main.has_class("-wide") and main.query_one("#navigator").display
+        await pilot.resize_terminal(80, 24)
+        await pilot.pause()
+        assert main.has_class("-narrow") and main.has_class("-short")
+        assert not main.query_one("#navigator").display
+        editor = main.query_one("#editor")
+        assert editor.region.width >= 40 and editor.region.height >= 8
+        assert "Step 3/4" in text_of(main.query_one("#step-title"))
+        await pilot.resize_terminal(60, 30)
+        await pilot.pause()
+        assert main.has_class("-tiny")
+        left, right = main.query_one("#left").region, main.query_one("#right").region
+        assert right.y >= left.bottom  # stacked
+
+
+async def test_help_lists_every_binding(make_app) -> None:
+    app = make_app(chapter=2, step_id="sigmoid")
+    async with app.run_test(size=(100, 40)) as pilot:
+        await pilot.press("f1")
+        assert isinstance(app.screen, HelpScreen)
+        text = text_of(app.screen.query_one("#help-body"))
+        for label in ("Ctrl+R / F5", "Ctrl+N / Alt+→", "Alt+←", "Ctrl+O", "F8", "F9", "F1",
+                      "Tab", "Shift+Tab", "Ctrl+Q", "Ctrl+P", "leading whitespace"):
+            assert label in text, label
+        await pilot.press("escape")
+        assert isinstance(app.screen, MainScreen)
+
+
+async def test_bindings_have_ids_and_palette_commands(make_app) -> None:
+    app = make_app(chapter=2, step_id="sigmoid")
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        for b in app.all_bindings():
+            assert b.id and b.description, b
+        titles = [c.title for c in app.get_system_commands(app.main)]
+        for want in ("Check", "Next", "Prev", "Chapters", "Reset", "Solution", "Help", "Hint"):
+            assert any(t.startswith(want) for t in titles), want
+        # through the palette, as a learner would
+        await pilot.press("ctrl+p", *"Next (ctrl", "enter")
+        await pilot.pause()
+        assert app.main.step.id == "recap"
+
+
+async def test_quit_saves_and_exits(make_app, home: Path) -> None:
+    app = make_app(chapter=2, step_id="sigmoid")
+    async with app.run_test() as pilot:
+        await pilot.press("x", "y", "z")
+        await pilot.press("ctrl+q")
+        await pilot.pause()
+    assert app.return_code == 0
+    assert (home / "workspace" / "02-custom-autograd" / "sigmoid.py").read_text().startswith("xyz")
+
+
+async def test_passage_step_mounts_typealong_and_marks_done(make_app, home: Path) -> None:
+    from tutor.progress import TypingRecord
+    from tutor.ui.widgets.typealong import TypeAlong
+
+    app = make_app(step_id="first-function")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause()
+        assert app.main.query_one("#work").current == "typing-area"
+        typealong = app.main.query_one("#typing-area").query_one(TypeAlong)
+        assert typealong.passage_key == "02-custom-autograd/first-function"
+        assert app.focused is typealong
+        record = TypingRecord(typealong.passage_key, 0.0, 40, 42, 0.98, 1, 0, 30.0)
+        app.progress.record_typing(record)
+        typealong.post_message(TypeAlong.Finished(typealong, typealong.passage_key, record))
+        await pilot.pause()
+        assert "✔" in str(app.query_one(StepNavigator).get_option_at_index(1).prompt)
+
+
+async def test_passage_without_typealong_shows_code_read_only(make_app, monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "tutor.ui.widgets.typealong", None)  # import fails
+    app = make_app(step_id="first-function")
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        code = app.main.query_one("#passage-code")
+        assert code.read_only and "class Double" in code.text

@@ -1,0 +1,110 @@
+"""Checking code: verdicts, progress records, cancel-and-rerun; the real runner (slow)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tutor.progress import Progress
+from tutor.runner.protocol import Event, Verdict
+from tutor.ui.widgets.editor import CodeEditor
+from tutor.ui.widgets.navigator import StepNavigator
+from tutor.ui.widgets.results import ResultsPanel
+
+from .course_fixture import SOLUTION
+from .helpers import FakeRunner, text_of, wait_for
+
+PASSED = Verdict(status="passed", figures={
+    "time": {"learner_s": 2e-5, "reference_s": 2e-5, "speedup": 1.0, "noisy": False},
+    "memory": {"learner_bytes": 1024, "reference_bytes": 1024}}, duration_s=1.5)
+FAILED = Verdict(status="failed", reason="gradient of x differs", details=["at [0, 1]"],
+                 output="debug print\n", duration_s=1.0)
+
+
+async def test_failing_check_shows_reason_and_records_run(make_app, home: Path) -> None:
+    runner = FakeRunner([FAILED], events=[Event("phase", "checking trial 2/4", 0.5),
+                                          Event("output", "debug print\n", 0.6)])
+    app = make_app(step_id="sigmoid", runner=runner)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press(*"# edit")
+        await pilot.press("ctrl+r")
+        results = app.main.query_one(ResultsPanel)
+        await wait_for(pilot, lambda: results.verdict is not None)
+        assert runner.calls[0][1].startswith("# edit")  # saved before the run
+        banner = text_of(results.query_one("#results-banner"))
+        body = text_of(results.query_one("#results-body"))
+        assert "FAIL" in banner and "gradient of x differs" in body and "debug print" in body
+        assert results.has_class("-failed")
+        runs = Progress(home).runs("sigmoid")
+        assert [(r.status, r.reason) for r in runs] == [("failed", "gradient of x differs")]
+        assert Progress(home).exercise("sigmoid").status == "started"
+        assert "◐" in str(app.query_one(StepNavigator).get_option_at_index(2).prompt)
+
+
+async def test_passing_check_celebrates_and_updates_progress(make_app, home: Path) -> None:
+    runner = FakeRunner([PASSED])
+    app = make_app(step_id="sigmoid", runner=runner)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("f5")
+        results = app.main.query_one(ResultsPanel)
+        await wait_for(pilot, lambda: results.verdict is not None)
+        banner = text_of(results.query_one("#results-banner"))
+        assert "PASS" in banner and "Ctrl+N" in banner
+        assert results.has_class("-passed")
+        assert any("passed" in n.message for n in app._notifications)
+        body = text_of(results.query_one("#results-body"))
+        assert "you" in body and "ref" in body and "speedup 1.00×" in body
+        assert Progress(home).exercise("sigmoid").status == "passed"
+        assert Progress(home).runs("sigmoid")[0].figures["time"]["speedup"] == 1.0
+        assert app.sub_title == "1/2 exercises passed"
+        assert "✔" in str(app.query_one(StepNavigator).get_option_at_index(2).prompt)
+        await pilot.press("ctrl+n")
+        assert app.main.step.id == "recap"
+
+
+async def test_rerun_cancels_the_run_in_flight(make_app, home: Path) -> None:
+    runner = FakeRunner([PASSED], block_first=True)
+    app = make_app(step_id="sigmoid", runner=runner)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("ctrl+r")
+        results = app.main.query_one(ResultsPanel)
+        await wait_for(pilot, lambda: len(runner.calls) == 1)
+        assert results.running
+        assert "checking trial 1/4" in text_of(results.query_one("#results-phase"))
+        await pilot.press("ctrl+r")
+        await wait_for(pilot, lambda: results.verdict is not None)
+        assert runner.cancels == 1 and len(runner.calls) == 2
+        assert results.verdict.status == "passed"
+        # the cancelled run is not recorded
+        assert [r.status for r in Progress(home).runs("sigmoid")] == ["passed"]
+
+
+async def test_run_on_a_read_step_does_nothing(make_app) -> None:
+    runner = FakeRunner()
+    app = make_app(step_id="why", runner=runner)
+    async with app.run_test() as pilot:
+        await pilot.press("ctrl+r")
+        await pilot.pause()
+        assert runner.calls == []
+
+
+@pytest.mark.slow
+async def test_real_runner_fails_the_stub_and_passes_the_solution(make_app, home: Path) -> None:
+    app = make_app(step_id="sigmoid", warm_runner=True, device="cpu")
+    async with app.run_test(size=(120, 40)) as pilot:
+        results = app.main.query_one(ResultsPanel)
+        await pilot.press("ctrl+r")
+        await wait_for(pilot, lambda: results.verdict is not None, timeout=240)
+        assert results.verdict.status in ("failed", "error"), results.verdict
+        assert "NotImplementedError" in results.verdict.reason + results.verdict.output
+        assert not results.has_class("-passed")
+
+        editor = app.main.query_one("#editor", CodeEditor)
+        editor.load_text(SOLUTION)  # as if typed: the run saves it first
+        await pilot.press("f5")
+        await wait_for(pilot, lambda: results.verdict is not None, timeout=240)
+        assert results.verdict.status == "passed", results.verdict
+        assert "PASS" in text_of(results.query_one("#results-banner"))
+        assert [r.status for r in Progress(home).runs("sigmoid")][:1] == ["passed"]
+        assert Progress(home).exercise("sigmoid").status == "passed"

@@ -1,0 +1,98 @@
+"""The plain-Python parts: statuses, figures, bars, diffs, debouncing, hint code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tutor.progress import ExerciseProgress
+from tutor.ui.autosave import Debouncer, EditorFile
+from tutor.ui.figures import bar, figures_view, fmt_bytes, fmt_seconds
+from tutor.ui.screens.solution import side_by_side
+from tutor.ui.status import Snapshot, chapter_label, first_step_to_do, overall_label, step_status
+from tutor.ui.widgets.hints import code_suggestion
+from tutor.workspace import Workspace
+
+from .helpers import plain
+
+
+def rec(ex: str, status: str) -> ExerciseProgress:
+    return ExerciseProgress(ex, status, 0, 1.0, None)
+
+
+def test_step_status_and_labels(course) -> None:
+    ch2, ch3 = course.chapters
+    empty = Snapshot({}, set())
+    assert [step_status(s, empty) for s in ch2.steps] == ["read", "new", "new", "read"]
+    snap = Snapshot({"sigmoid": rec("sigmoid", "passed")}, {"02-custom-autograd/first-function"})
+    assert [step_status(s, snap) for s in ch2.steps] == ["read", "done", "passed", "read"]
+    assert step_status(ch3.steps[1], empty) == "cuda"
+    assert step_status(ch3.steps[1], Snapshot({}, set(), gpus=1)) == "new"
+    assert chapter_label(course, ch3) == "3/3 · Custom C++ and CUDA operators"
+    assert overall_label(course, snap) == "1/2 exercises passed"
+
+
+def test_first_step_to_do(course) -> None:
+    ch2 = course.chapters[0]
+    assert first_step_to_do(ch2, Snapshot({}, set())).id == "why"
+    started = Snapshot({"sigmoid": rec("sigmoid", "started")}, {"02-custom-autograd/first-function"})
+    assert first_step_to_do(ch2, started).id == "sigmoid"
+
+
+def test_formatting_and_bars() -> None:
+    assert fmt_seconds(1.5) == "1.50 s" and fmt_seconds(0.0025) == "2.50 ms"
+    assert fmt_seconds(2e-6) == "2.0 µs"
+    assert fmt_bytes(512) == "512 B" and fmt_bytes(3 * 1024 ** 2) == "3.0 MiB"
+    assert bar(10, 10, 8) == "█" * 8 and bar(5, 10, 8) == "█" * 4 and bar(0, 10) == ""
+    assert bar(1, 16, 1) == "▏"
+
+
+def test_figures_view_handles_every_kind() -> None:
+    view = figures_view({"time": {"learner_s": 2.0, "reference_s": 1.0, "speedup": 0.5, "noisy": True},
+                         "memory": {"learner_bytes": 2048, "reference_bytes": 1024},
+                         "compile_s": 3.0, "custom": {"a": 1.23456}, "count": 3})
+    text = plain(view, 60)
+    for want in ("you", "ref", "2.00 s", "speedup 0.50×", "noisy", "2.0 KiB", "2.00× the reference",
+                 "compile", "3.00 s", "a=1.235", "count"):
+        assert want in text, want
+    assert figures_view({}) is None
+
+
+def test_side_by_side_diff() -> None:
+    table = side_by_side("a\nb\nc\n", "a\nB\nc\nd\n")
+    lines = plain(table, 60).splitlines()
+    assert any("b" in line and "B" in line for line in lines)
+    assert any(line.rstrip().endswith("d") for line in lines)
+
+
+def test_debouncer_quiet_and_cap() -> None:
+    d = Debouncer(quiet=0.5, cap=1.0)
+    assert d.touch(10.0) == 0.5
+    assert d.touch(10.4) == 0.5
+    assert abs(d.touch(10.8) - 0.2) < 1e-9  # never later than 1 s after the first keystroke
+    assert d.touch(11.5) == 0.0
+    d.clear()
+    assert d.touch(20.0) == 0.5
+
+
+def test_editor_file_conflicts(course, tmp_path: Path) -> None:
+    ws = Workspace(tmp_path)
+    f = EditorFile(ws, course.exercise("sigmoid"))
+    text = f.load()
+    assert f.save(text) == "unchanged"
+    assert f.save("mine\n") == "saved" and f.path.read_text() == "mine\n"
+    f.path.write_text("theirs\n")
+    import os
+    os.utime(f.path, ns=(1, 1))
+    assert f.changed_on_disk() == "theirs\n"
+    assert f.save("mine 2\n") == "conflict" and f.path.read_text() == "theirs\n"
+    f.ignore_disk()
+    assert f.save("mine 2\n") == "saved"
+    aside = f.save_aside("kept\n")
+    assert aside.read_text() == "kept\n" and aside.parent == tmp_path / "backups" / "02-custom-autograd"
+
+
+def test_code_suggestion() -> None:
+    assert code_suggestion("use `ctx.save_for_backward(s)` here") == "ctx.save_for_backward(s)"
+    assert code_suggestion("```python\nreturn s\n```") == "return s"
+    assert code_suggestion("no code") is None
+    assert code_suggestion("```python\na = 1\nb = 2\n```") is None  # ghost text is one line

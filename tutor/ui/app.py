@@ -1,0 +1,174 @@
+"""`tutor start`: the Textual app. It owns the Progress store, the Workspace and a warm Runner.
+
+Never import torch here (directly or through tutor.runner.* other than client/protocol): the
+runner imports it in its own process, so the app paints in well under half a second.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+from pathlib import Path
+from typing import Callable, Iterable
+
+from textual.app import App, SystemCommand
+from textual.binding import Binding
+from textual.screen import Screen
+
+from tutor.course import Chapter, Course
+from tutor.progress import Progress, ProgressError
+from tutor.runner.client import Runner, RunnerError
+from tutor.ui.messages import RunnerFailed, RunnerReady, post
+from tutor.ui.screens.main import MainScreen
+from tutor.ui.status import Snapshot, chapter_label, overall_label
+from tutor.ui.widgets.editor import CodeEditor
+from tutor.workspace import Workspace
+
+RunnerFactory = Callable[[], Runner]
+
+
+class TutorApp(App[int]):
+    CSS_PATH = "tutor.tcss"
+    TITLE = "tutor"
+    BINDINGS = [
+        Binding("ctrl+q", "quit", "Quit", id="quit", priority=True,
+                tooltip="Save and quit (run `tutor start` to come back here)"),
+        Binding("ctrl+c", "help_quit", show=False, system=True),
+    ]
+
+    def __init__(self, course: Course, home: Path, chapter: int, step_id: str | None = None,
+                 device: str = "auto", *, warm_runner: bool = True,
+                 runner_factory: RunnerFactory | None = None) -> None:
+        super().__init__()
+        self.course = course
+        self.home = home
+        self.device = device
+        self.progress = Progress(home)  # raises ProgressError: run_app reports it
+        self.workspace = Workspace(home)
+        self.gpus: int | None = None    # known once the runner is up
+        self._start = (chapter, step_id)
+        self._warm = warm_runner
+        self._runner_factory = runner_factory or (
+            lambda: Runner(cache_dir=home / "cache", device=device))
+        self._runner: Runner | None = None
+        self._runner_lock = threading.Lock()
+        self._closed = False
+        self.exit_message = ""  # printed by run_app once the terminal is restored
+
+    def get_default_screen(self) -> Screen:
+        chapter, step_id = self._start
+        return MainScreen(chapter, step_id)
+
+    @property
+    def main(self) -> MainScreen:
+        screen = self.screen_stack[0] if self.screen_stack else None
+        assert isinstance(screen, MainScreen)
+        return screen
+
+    # -- the runner -----------------------------------------------------------------------------
+
+    @property
+    def runner(self) -> Runner:
+        """Created on first use (any thread); its process starts on warm-up or the first check."""
+        with self._runner_lock:
+            if self._runner is None:
+                self._runner = self._runner_factory()
+            return self._runner
+
+    def warm_up(self) -> None:
+        """Start the runner process in the background so the first check is quick."""
+        if self._warm:
+            self.run_worker(self._warm_up, thread=True, group="warm-up", exit_on_error=False)
+
+    def _warm_up(self) -> None:
+        try:
+            info = self.runner.start()
+        except (RunnerError, OSError) as exc:
+            post(self, RunnerFailed(str(exc)))
+            return
+        post(self, RunnerReady(info.gpus))
+
+    def on_runner_ready(self, message: RunnerReady) -> None:
+        self.gpus = message.gpus
+        if self.screen_stack and isinstance(self.screen_stack[0], MainScreen):
+            self.main.refresh_status()
+
+    def on_runner_failed(self, message: RunnerFailed) -> None:
+        self.notify(f"The runner could not start: {message.reason}", severity="warning", timeout=10)
+
+    def cancel_run(self) -> None:
+        if self._runner is not None:
+            self._runner.cancel()
+
+    # -- progress -------------------------------------------------------------------------------
+
+    def snapshot(self) -> Snapshot:
+        try:
+            return Snapshot(self.progress.all_exercises(), self.progress.passages_done(), self.gpus)
+        except Exception as exc:  # sqlite errors: show what we can, say why once
+            self.notify(f"cannot read progress: {exc}", severity="error")
+            return Snapshot({}, set(), self.gpus)
+
+    def last_position(self) -> tuple[int, str | None] | None:
+        try:
+            return self.progress.last_position()
+        except Exception:
+            return None
+
+    def update_header(self, chapter: Chapter, snap: Snapshot) -> None:
+        self.title = chapter_label(self.course, chapter)
+        self.sub_title = overall_label(self.course, snap)
+
+    # -- keys and commands ----------------------------------------------------------------------
+
+    def all_bindings(self) -> list[Binding]:
+        """Everything the help screen lists, in the order shown."""
+        palette = Binding(self.COMMAND_PALETTE_BINDING, "command_palette", "Command palette",
+                          tooltip="Search every command", id="command-palette")
+        found = [*MainScreen.BINDINGS, *CodeEditor.BINDINGS, palette, *self.BINDINGS]
+        return [b for b in found if isinstance(b, Binding) and b.description]
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        if isinstance(screen, MainScreen):
+            for b in MainScreen.BINDINGS:
+                assert isinstance(b, Binding)
+                key = b.key.split(",")[0]
+                yield SystemCommand(f"{b.description} ({key})", b.tooltip or b.description,
+                                    lambda action=b.action: screen.run_action(action))
+            yield SystemCommand("Hint (tab)", "Reveal the next hint for this exercise",
+                                screen.action_hint)
+
+    async def action_quit(self) -> None:
+        if self.screen_stack and isinstance(self.screen_stack[0], MainScreen):
+            self.exit_message = self.main.save_for_quit()
+        self.exit(0)
+
+    # -- shutdown -------------------------------------------------------------------------------
+
+    def close_resources(self) -> None:
+        """Stop the runner process and close the database (idempotent)."""
+        if self._closed:
+            return
+        self._closed = True
+        if self._runner is not None:
+            self._runner.cancel()
+            self._runner.close()
+        self.progress.close()
+
+
+def run_app(course: Course, home: Path, chapter: int, step_id: str | None = None,
+            device: str = "auto") -> int:
+    """Run the app until the learner quits; return the process exit code."""
+    try:
+        app = TutorApp(course, home, chapter, step_id, device)
+    except ProgressError as exc:
+        print(f"tutor: {exc}", file=sys.stderr)
+        return 1
+    try:
+        app.run()
+    finally:
+        app.close_resources()
+    if app.exit_message:
+        print(app.exit_message, file=sys.stderr)
+    return app.return_code or 0

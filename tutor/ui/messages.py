@@ -1,0 +1,55 @@
+"""Messages that worker threads post to the UI (post_message is thread-safe and, unlike
+call_from_thread, never blocks a worker on an app that is shutting down)."""
+
+from __future__ import annotations
+
+from textual.message import Message
+
+from tutor.course import Exercise
+from tutor.runner.protocol import Event, Verdict
+from tutor.ui.autosave import EditorFile
+
+
+class RunProgress(Message):
+    def __init__(self, gen: int, event: Event) -> None:
+        super().__init__()
+        self.gen = gen
+        self.event = event
+
+
+class RunDone(Message):
+    def __init__(self, gen: int, exercise: Exercise, verdict: Verdict) -> None:
+        super().__init__()
+        self.gen = gen
+        self.exercise = exercise
+        self.verdict = verdict
+
+
+class SaveDone(Message):
+    """A background autosave finished: outcome is saved, unchanged, conflict or error."""
+
+    def __init__(self, file: EditorFile, outcome: str, error: str = "") -> None:
+        super().__init__()
+        self.file = file
+        self.outcome = outcome
+        self.error = error
+
+
+class RunnerReady(Message):
+    def __init__(self, gpus: int) -> None:
+        super().__init__()
+        self.gpus = gpus
+
+
+class RunnerFailed(Message):
+    def __init__(self, reason: str) -> None:
+        super().__init__()
+        self.reason = reason
+
+
+def post(target: object, message: Message) -> None:
+    """Post from a worker thread; a closed app just drops it."""
+    try:
+        target.post_message(message)  # type: ignore[attr-defined]
+    except RuntimeError:
+        pass

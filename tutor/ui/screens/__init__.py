@@ -1,0 +1,1 @@
+"""Screens of the tutor app, one per module."""

@@ -1,0 +1,54 @@
+"""The chapter picker: every chapter with its passed count; Enter opens one."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import OptionList, Static
+from textual.widgets.option_list import Option
+
+from tutor.course import Course
+from tutor.ui.status import Snapshot, passed_count
+
+
+class ChapterPicker(ModalScreen[int | None]):
+    """Dismisses with the chosen chapter number, or None."""
+
+    BINDINGS = [Binding("escape", "dismiss(None)", "Close", id="chapters-close")]
+
+    def __init__(self, course: Course, current: int, snap: Snapshot) -> None:
+        super().__init__(classes="dialog-screen")
+        self.course = course
+        self.current = current
+        self.snap = snap
+
+    def compose(self) -> ComposeResult:
+        options = []
+        highlighted = 0
+        for i, ch in enumerate(self.course.chapters):
+            done = passed_count(ch.exercises, self.snap)
+            total = len(ch.exercises)
+            mark = "▶" if ch.number == self.current else " "
+            prompt = Text.assemble(f"{mark} {ch.number:2d}  ", (ch.title, "bold"),
+                                   (f"  {done}/{total} passed", "green" if total and done == total else "dim"))
+            if ch.summary:
+                prompt.append("\n      " + ch.summary, style="dim")
+            options.append(Option(prompt, id=str(ch.number)))
+            if ch.number == self.current:
+                highlighted = i
+        with Vertical(classes="dialog", id="chapters-dialog"):
+            yield Static("Jump to a chapter  (Enter to open, Esc to close)", classes="dialog-title")
+            yield OptionList(*options, id="chapter-list")
+        self._highlighted = highlighted
+
+    def on_mount(self) -> None:
+        chooser = self.query_one("#chapter-list", OptionList)
+        chooser.highlighted = self._highlighted
+        chooser.focus()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.dismiss(int(event.option_id) if event.option_id else None)

@@ -1,0 +1,80 @@
+"""Step statuses, icons and headline figures: plain Python so they are easy to test."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tutor.course import Chapter, Course, Exercise, Passage, Step
+from tutor.progress import ExerciseProgress
+
+# One-cell characters only: wide emoji break column alignment in many terminals.
+ICONS = {
+    "read": "·",
+    "new": "○",
+    "started": "◐",
+    "passed": "✔",
+    "done": "✔",
+    "cuda": "⚡",
+}
+
+LEGEND = [
+    ("·", "reading"),
+    ("○", "not started"),
+    ("◐", "in progress"),
+    ("✔", "passed / typed along"),
+    ("⚡", "needs a CUDA GPU this machine lacks"),
+]
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """What the progress store says, read once per refresh (one query each)."""
+
+    exercises: dict[str, ExerciseProgress]
+    passages: set[str]
+    gpus: int | None = None  # None until the runner has told us
+
+
+def step_status(step: Step, snap: Snapshot) -> str:
+    """One of read, new, started, passed, done, cuda."""
+    if isinstance(step, Exercise):
+        rec = snap.exercises.get(step.id)
+        status = rec.status if rec else "new"
+        if status == "passed":
+            return "passed"
+        if step.needs.device == "cuda" and (snap.gpus is None or snap.gpus < max(1, step.needs.gpus)):
+            return "cuda"
+        return status if status in ("new", "started") else "new"
+    if isinstance(step, Passage):
+        return "done" if step.key in snap.passages else "new"
+    return "read"
+
+
+def icon(status: str) -> str:
+    return ICONS.get(status, "?")
+
+
+def chapter_label(course: Course, chapter: Chapter) -> str:
+    """`3/12 · Custom C++ and CUDA operators` (the last chapter number is the course length)."""
+    total = max([c.number for c in course.chapters] + [len(course.chapters)])
+    return f"{chapter.number}/{total} · {chapter.title}"
+
+
+def passed_count(exercises: list[Exercise], snap: Snapshot) -> int:
+    return sum(1 for e in exercises if (r := snap.exercises.get(e.id)) and r.status == "passed")
+
+
+def overall_label(course: Course, snap: Snapshot) -> str:
+    return f"{passed_count(course.exercises, snap)}/{len(course.exercises)} exercises passed"
+
+
+def first_step_to_do(chapter: Chapter, snap: Snapshot) -> Step:
+    """Where to open a chapter without a saved position: the start for a fresh chapter,
+    else its first unfinished exercise or passage (read steps have no done state)."""
+    statuses = [step_status(s, snap) for s in chapter.steps]
+    if not any(st in ("started", "passed", "done") for st in statuses):
+        return chapter.steps[0]
+    for step, st in zip(chapter.steps, statuses):
+        if st in ("new", "started"):
+            return step
+    return chapter.steps[0]

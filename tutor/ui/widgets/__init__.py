@@ -1,0 +1,1 @@
+"""Widgets of the tutor app, one per module."""
