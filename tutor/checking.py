@@ -65,10 +65,16 @@ class Timing:
     rounds: int
     number: int
     device: str
+    paired_speedup: float | None = None  # median of per-round reference/learner ratios
 
     @property
     def speedup(self) -> float:
-        """How many times faster the learner's code is than the reference (>1 is faster)."""
+        """How many times faster the learner's code is than the reference (>1 is faster).
+
+        The median of each round's ratio: both sides of a round ran back to back, so a load
+        spike from another process hits both and cancels, where a ratio of medians would not."""
+        if self.paired_speedup is not None:
+            return self.paired_speedup
         return self.reference_s / self.learner_s if self.learner_s > 0 else math.inf
 
     @property

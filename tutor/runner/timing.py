@@ -8,6 +8,7 @@ synchronisation and an L2 flush in between, so no call finds its data cached by 
 
 from __future__ import annotations
 
+import statistics
 import time
 from typing import Any, Callable
 
@@ -17,6 +18,11 @@ from tutor.checking import Timing, median_iqr
 
 _BLOCK_S = 0.01
 _L2_FLUSH_BYTES = 256 * 1024 * 1024
+
+
+def _paired(learner: list[float], reference: list[float]) -> float:
+    ratios = [r / l for l, r in zip(learner, reference) if l > 0]
+    return statistics.median(ratios) if ratios else float("inf")
 
 
 def _block_size(fn: Callable[[], Any]) -> tuple[int, float]:
@@ -59,7 +65,7 @@ def interleaved(learner: Callable[[], Any], reference: Callable[[], Any], *, dev
             a.append(_cpu_block(learner, number))
     ma, ia = median_iqr(a)
     mb, ib = median_iqr(b)
-    return Timing(ma, mb, ia, ib, rounds, number, "cpu")
+    return Timing(ma, mb, ia, ib, rounds, number, "cpu", _paired(a, b))
 
 
 def _cuda(learner: Callable[[], Any], reference: Callable[[], Any], *, budget_s: float,
@@ -94,4 +100,4 @@ def _cuda(learner: Callable[[], Any], reference: Callable[[], Any], *, budget_s:
     del flush
     ma, ia = median_iqr(a)
     mb, ib = median_iqr(b)
-    return Timing(ma, mb, ia, ib, rounds, 1, "cuda")
+    return Timing(ma, mb, ia, ib, rounds, 1, "cuda", _paired(a, b))
