@@ -9,20 +9,11 @@ import pytest
 
 from tutor.course import code_blocks
 
+from .conftest import assert_fails, assert_passes
+
 pytestmark = pytest.mark.slow
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-def mutate(source: str, old: str, new: str) -> str:
-    assert old in source, f"mutation target not found: {old!r}"
-    return source.replace(old, new)
-
-
-def failed(v, *words):
-    assert v.status == "failed", (v.status, v.reason, v.details, v.output[-2000:])
-    for w in words:
-        assert w in v.reason, (w, v.reason)
 
 
 def test_script_passage_runs_from_a_file(tmp_path):
@@ -37,9 +28,8 @@ def test_script_passage_runs_from_a_file(tmp_path):
 
 
 @pytest.mark.parametrize("exercise", ["ts-script-flag", "ts-trace-trap", "ts-save-freeze"])
-def test_solution_passes(check_code, solution_text, exercise):
-    v = check_code(exercise, solution_text(exercise))
-    assert v.status == "passed", (v.reason, v.details, v.output[-2000:])
+def test_solution_passes(solution_verdict, exercise):
+    assert_passes(solution_verdict(exercise))
 
 
 # -- script a model with a bool flag -----------------------------------------------------------
@@ -47,85 +37,80 @@ def test_solution_passes(check_code, solution_text, exercise):
 SIGNATURE = "def forward(self, x: torch.Tensor, flag: bool, temperature: Optional[float] = None) -> torch.Tensor:"
 
 
-def test_script_flag_without_annotations(check_code, solution_text):
-    src = mutate(solution_text("ts-script-flag"), SIGNATURE, "def forward(self, x, flag, temperature=None):")
-    failed(check_code("ts-script-flag", src), "`flag` as Tensor", "flag: bool")
+def test_script_flag_without_annotations(mutant):
+    v = mutant("ts-script-flag", SIGNATURE, "def forward(self, x, flag, temperature=None):")
+    assert_fails(v, "`flag` as Tensor", "flag: bool")
 
 
-def test_script_flag_temperature_left_unannotated(check_code, solution_text):
-    src = mutate(solution_text("ts-script-flag"), SIGNATURE,
-                 "def forward(self, x: torch.Tensor, flag: bool, temperature=None) -> torch.Tensor:")
-    failed(check_code("ts-script-flag", src), "`temperature` as Tensor", "Optional[float]")
+def test_script_flag_temperature_left_unannotated(mutant):
+    v = mutant("ts-script-flag", SIGNATURE,
+               "def forward(self, x: torch.Tensor, flag: bool, temperature=None) -> torch.Tensor:")
+    assert_fails(v, "`temperature` as Tensor", "Optional[float]")
 
 
-def test_script_flag_float_annotation_with_none_default(check_code, solution_text):
-    src = mutate(solution_text("ts-script-flag"), SIGNATURE,
-                 "def forward(self, x: torch.Tensor, flag: bool, temperature: float = None) -> torch.Tensor:")
-    failed(check_code("ts-script-flag", src), "script_model failed", "default value of type float")
+def test_script_flag_float_annotation_with_none_default(mutant):
+    v = mutant("ts-script-flag", SIGNATURE,
+               "def forward(self, x: torch.Tensor, flag: bool, temperature: float = None) -> torch.Tensor:")
+    assert_fails(v, "script_model failed", "default value of type float")
 
 
-def test_script_flag_returning_the_eager_model(check_code, solution_text):
-    src = mutate(solution_text("ts-script-flag"), "return torch.jit.script(model)", "return model")
-    failed(check_code("ts-script-flag", src), "TwoHeads", "ScriptModule")
+def test_script_flag_returning_the_eager_model(mutant):
+    v = mutant("ts-script-flag", "return torch.jit.script(model)", "return model")
+    assert_fails(v, "TwoHeads", "ScriptModule")
 
 
 # -- the tracing trap --------------------------------------------------------------------------
 
 
-def test_trace_trap_fixed_by_tracing_again(check_code, solution_text):
-    src = mutate(solution_text("ts-trace-trap"), "return torch.jit.script(model)  #",
-                 "return torch.jit.trace(model, torch.randn(4, 16) + 1.0)  #")
-    failed(check_code("ts-trace-trap", src), "fixed module", "mean < 0")
+def test_trace_trap_fixed_by_tracing_again(mutant):
+    v = mutant("ts-trace-trap", "return torch.jit.script(model)  #",
+               "return torch.jit.trace(model, torch.randn(4, 16) + 1.0)  #")
+    assert_fails(v, "fixed module", "mean < 0")
 
 
-def test_trace_trap_fix_returns_eager_model(check_code, solution_text):
-    src = mutate(solution_text("ts-trace-trap"), "return torch.jit.script(model)  #", "return model  #")
-    failed(check_code("ts-trace-trap", src), "fix_gate returned a Gate", "ScriptModule")
+def test_trace_trap_fix_returns_eager_model(mutant):
+    v = mutant("ts-trace-trap", "return torch.jit.script(model)  #", "return model  #")
+    assert_fails(v, "fix_gate returned a Gate", "ScriptModule")
 
 
-def test_trace_trap_gap_measured_on_the_example_branch(check_code, solution_text):
-    src = mutate(solution_text("ts-trace-trap"), "return (traced(other) - model(other)).abs().max().item()",
-                 "return (traced(other) - traced(other)).abs().max().item()")
-    failed(check_code("ts-trace-trap", src), "trap_gap")
+def test_trace_trap_gap_measured_on_the_example_branch(mutant):
+    v = mutant("ts-trace-trap", "return (traced(other) - model(other)).abs().max().item()",
+               "return (traced(other) - traced(other)).abs().max().item()")
+    assert_fails(v, "trap_gap")
 
 
-def test_trace_trap_gap_as_a_tensor(check_code, solution_text):
-    src = mutate(solution_text("ts-trace-trap"), "(traced(other) - model(other)).abs().max().item()",
-                 "(traced(other) - model(other)).abs().max()")
-    failed(check_code("ts-trace-trap", src), "Python float", ".item()")
+def test_trace_trap_gap_as_a_tensor(mutant):
+    v = mutant("ts-trace-trap", "(traced(other) - model(other)).abs().max().item()",
+               "(traced(other) - model(other)).abs().max()")
+    assert_fails(v, "Python float", ".item()")
 
 
-def test_trace_trap_scripting_in_trace_gate(check_code, solution_text):
-    src = mutate(solution_text("ts-trace-trap"), "return torch.jit.trace(model, example)",
-                 "return torch.jit.script(model)")
-    failed(check_code("ts-trace-trap", src), "torch.jit.trace(model, example)")
+def test_trace_trap_scripting_in_trace_gate(mutant):
+    v = mutant("ts-trace-trap", "return torch.jit.trace(model, example)", "return torch.jit.script(model)")
+    assert_fails(v, "torch.jit.trace(model, example)")
 
 
 # -- save, load, freeze, optimize ---------------------------------------------------------------
 
 
-def test_save_freeze_pickled_with_torch_save(check_code, solution_text):
-    src = mutate(solution_text("ts-save-freeze"), "torch.jit.save(torch.jit.script(model), path)",
-                 "torch.save(model, path)")
-    failed(check_code("ts-save-freeze", src), "torch.jit.load cannot read", "torch.jit.save")
+def test_save_freeze_pickled_with_torch_save(mutant):
+    v = mutant("ts-save-freeze", "torch.jit.save(torch.jit.script(model), path)", "torch.save(model, path)")
+    assert_fails(v, "torch.jit.load cannot read", "torch.jit.save")
 
 
-def test_save_freeze_forgetting_eval(check_code, solution_text):
-    src = mutate(solution_text("ts-save-freeze"), "    loaded.eval()  ", "    pass  ")
-    failed(check_code("ts-save-freeze", src), "training mode", ".eval()")
+def test_save_freeze_forgetting_eval(mutant):
+    assert_fails(mutant("ts-save-freeze", "    loaded.eval()  ", "    pass  "), "training mode", ".eval()")
 
 
-def test_save_freeze_not_frozen(check_code, solution_text):
-    src = mutate(solution_text("ts-save-freeze"), "return torch.jit.optimize_for_inference(frozen)",
-                 "return loaded")
-    failed(check_code("ts-save-freeze", src), "not frozen")
+def test_save_freeze_not_frozen(mutant):
+    v = mutant("ts-save-freeze", "return torch.jit.optimize_for_inference(frozen)", "return loaded")
+    assert_fails(v, "not frozen")
 
 
-def test_save_freeze_frozen_but_not_optimized(check_code, solution_text):
+def test_save_freeze_frozen_but_not_optimized(mutant):
     import torch
 
     if not torch.backends.mkldnn.is_available():
         pytest.skip("optimize_for_inference is only detectable through oneDNN ops")
-    src = mutate(solution_text("ts-save-freeze"), "return torch.jit.optimize_for_inference(frozen)",
-                 "return frozen")
-    failed(check_code("ts-save-freeze", src), "optimize_for_inference")
+    v = mutant("ts-save-freeze", "return torch.jit.optimize_for_inference(frozen)", "return frozen")
+    assert_fails(v, "optimize_for_inference")

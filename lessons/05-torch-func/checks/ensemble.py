@@ -1,28 +1,10 @@
 """Check: stack_ensemble stacks every parameter and buffer and builds its base on the meta
 device; ensemble_forward equals running each model; report its speed against the loop."""
 
-import sys
-
 import torch
 from torch import nn
 
-
-def _traced_vmap(fn, *args):
-    """Call fn(*args) and also report whether it went through torch.func.vmap (every vmap entry
-    point calls torch._functorch.vmap.vmap_impl). Watches calls; patches nothing."""
-    seen = []
-
-    def profiler(frame, event, arg):
-        if event == "call" and frame.f_code.co_name == "vmap_impl":
-            seen.append(True)
-
-    previous = sys.getprofile()
-    sys.setprofile(profiler)
-    try:
-        out = fn(*args)
-    finally:
-        sys.setprofile(previous)
-    return out, bool(seen)
+from _common import traced_vmap
 
 
 def _make_models(ctx, n, d_in, hidden, d_out):
@@ -73,7 +55,7 @@ def check(ctx):
         with torch.no_grad():
             expected = _loop(models, x)
         try:
-            out, used = _traced_vmap(mine.ensemble_forward, params, buffers, base, x)
+            out, used = traced_vmap(mine.ensemble_forward, params, buffers, base, x)
         except (RuntimeError, ValueError) as exc:
             if "same size in the mapped dimension" in str(exc):
                 ctx.fail(f"ensemble_forward raised: {str(exc).rstrip('.!')}. x {tuple(x.shape)} is the same batch for "

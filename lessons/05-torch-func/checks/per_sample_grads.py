@@ -1,29 +1,11 @@
 """Check: per_sample_grads uses vmap and equals one backward() per example, for a small CNN
 (whose Flatten expects a batch); report its speed against the loop."""
 
-import sys
-
 import torch
 from torch import nn
 from torch.nn import functional as F
 
-
-def _traced_vmap(fn, *args):
-    """Call fn(*args) and also report whether it went through torch.func.vmap (every vmap entry
-    point calls torch._functorch.vmap.vmap_impl). Watches calls; patches nothing."""
-    seen = []
-
-    def profiler(frame, event, arg):
-        if event == "call" and frame.f_code.co_name == "vmap_impl":
-            seen.append(True)
-
-    previous = sys.getprofile()
-    sys.setprofile(profiler)
-    try:
-        out = fn(*args)
-    finally:
-        sys.setprofile(previous)
-    return out, bool(seen)
+from _common import traced_vmap
 
 
 def _cnn(channels, size, classes):
@@ -55,7 +37,7 @@ def check(ctx):
         y = ctx.randint(0, classes, (batch,))
         expected = _loop(model, x, y)
         try:
-            got, used = _traced_vmap(mine.per_sample_grads, model, x, y)
+            got, used = traced_vmap(mine.per_sample_grads, model, x, y)
         except RuntimeError as exc:
             if "shapes cannot be multiplied" not in str(exc):
                 raise

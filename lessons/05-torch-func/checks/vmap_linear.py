@@ -1,28 +1,10 @@
 """Check: batched_linear uses vmap and equals a loop of F.linear calls on awkward shapes;
 report its speed against the loop (and the reference's)."""
 
-import sys
-
 import torch
 from torch.nn import functional as F
 
-
-def _traced_vmap(fn, *args):
-    """Call fn(*args) and also report whether it went through torch.func.vmap (every vmap entry
-    point calls torch._functorch.vmap.vmap_impl). Watches calls; patches nothing."""
-    seen = []
-
-    def profiler(frame, event, arg):
-        if event == "call" and frame.f_code.co_name == "vmap_impl":
-            seen.append(True)
-
-    previous = sys.getprofile()
-    sys.setprofile(profiler)
-    try:
-        out = fn(*args)
-    finally:
-        sys.setprofile(previous)
-    return out, bool(seen)
+from _common import traced_vmap
 
 
 def _loop(x, weight, bias):
@@ -41,7 +23,7 @@ def check(ctx):
         bias = ctx.randn(n, d_out)
         expected = _loop(x, weight, bias)
         try:
-            out, used = _traced_vmap(ctx.no_mutation, mine.batched_linear, x, weight, bias)
+            out, used = traced_vmap(ctx.no_mutation, mine.batched_linear, x, weight, bias)
         except ValueError as exc:
             if "same size in the mapped dimension" not in str(exc):
                 raise

@@ -5,10 +5,7 @@ module that matches the eager model in eval mode. Reports file size and optimize
 import torch
 from torch import nn
 
-
-def _first_lines(exc, n=6):
-    lines = [line for line in str(exc).splitlines() if line.strip()]
-    return (lines[0] if lines else type(exc).__name__), lines[1:n]
+from _common import first_lines
 
 
 def check(ctx):
@@ -35,7 +32,7 @@ def check(ctx):
     try:
         loaded = torch.jit.load(str(path), map_location="cpu")
     except Exception as exc:
-        first, rest = _first_lines(exc)
+        first, rest = first_lines(exc, 6)
         ctx.fail("torch.jit.load cannot read the file save_scripted wrote: save the scripted module "
                  "with torch.jit.save (torch.save pickles Python objects, which torch.jit.load and C++ "
                  "cannot read)", [first] + rest)
@@ -52,7 +49,7 @@ def check(ctx):
     try:
         fast = mine.load_for_inference(str(path))
     except RuntimeError as exc:
-        first, rest = _first_lines(exc)
+        first, rest = first_lines(exc, 6)
         if "eval mode" in first:
             ctx.fail("torch.jit.freeze refused a module in training mode: the file was saved from a "
                      "model in training mode, so it loads in training mode; call .eval() before freezing",

@@ -4,10 +4,7 @@ branches, with and without a temperature, for several batch shapes."""
 
 import torch
 
-
-def _first_lines(exc, n=12):
-    lines = [line for line in str(exc).splitlines() if line.strip()]
-    return (lines[0] if lines else type(exc).__name__), lines[1:n]
+from _common import first_lines
 
 
 def check(ctx):
@@ -21,7 +18,7 @@ def check(ctx):
     except NotImplementedError:
         raise
     except Exception as exc:  # a TorchScript compile error: show where it points
-        first, rest = _first_lines(exc)
+        first, rest = first_lines(exc, 12)
         if "default value of type" in first:
             first += " (a None default needs Optional[...], e.g. Optional[float] = None)"
         ctx.fail(f"script_model failed: {first}", rest)
@@ -49,7 +46,7 @@ def check(ctx):
         eager.load_state_dict(model.state_dict())
     except RuntimeError as exc:
         ctx.fail("TwoHeads' layers differ from the given ones: change only the annotations",
-                 _first_lines(exc, 4)[1])
+                 first_lines(exc, 4)[1])
 
     shapes = [(8, 16), (1, 16), (5, 16), (2, 3, 16)]
     for trial in ctx.trials(len(shapes)):
@@ -60,7 +57,7 @@ def check(ctx):
             try:
                 out = scripted(x, flag, temp)
             except Exception as exc:
-                first, rest = _first_lines(exc)
+                first, rest = first_lines(exc, 12)
                 ctx.fail(f"calling your scripted module with {where} failed: {first}", rest)
             with torch.no_grad():
                 expected = eager(x, flag, temp)

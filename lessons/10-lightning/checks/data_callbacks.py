@@ -2,9 +2,7 @@
 EarlyStopping stops a run whose val_loss stopped improving exactly `patience` epochs after its
 best; ModelCheckpoint keeps exactly the `top_k` best checkpoint files."""
 
-import logging
 import os
-import warnings
 
 import pytorch_lightning as pl
 import torch
@@ -12,13 +10,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 from pytorch_lightning.callbacks import EarlyStopping, ModelCheckpoint
 
-
-def _quiet():
-    logging.getLogger("pytorch_lightning").setLevel(logging.WARNING)
-    logging.getLogger("lightning_fabric").setLevel(logging.WARNING)
-    for text in (".*LeafSpec.*", ".*does not have many workers.*", ".*logging interval.*",
-                 ".*Checkpoint directory.*exists and is not empty.*"):
-        warnings.filterwarnings("ignore", message=text)
+from _common import quiet_lightning
 
 
 def _samples(loader):
@@ -73,7 +65,7 @@ def _script(ctx, patience, max_epochs):
 
 
 def check(ctx):
-    _quiet()
+    quiet_lightning(".*Checkpoint directory.*exists and is not empty.*")
     mine = ctx.learner
     n = ctx.choice([397, 450, 503])
     features, classes = ctx.choice([(6, 3), (8, 4)])

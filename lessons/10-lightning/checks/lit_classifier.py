@@ -2,9 +2,7 @@
 its hyperparameters, logs train_loss / val_loss / val_acc correctly, and steps a per-step
 cosine schedule over the whole run."""
 
-import logging
 import time
-import warnings
 
 import pytorch_lightning as pl
 import torch
@@ -12,15 +10,10 @@ import torch.nn.functional as F
 from pytorch_lightning.loggers import CSVLogger
 from torch.utils.data import DataLoader, TensorDataset
 
+from _common import quiet_lightning
+
 EPOCHS = 4
 TARGET = 0.9
-
-
-def _quiet():
-    logging.getLogger("pytorch_lightning").setLevel(logging.WARNING)
-    logging.getLogger("lightning_fabric").setLevel(logging.WARNING)
-    for text in (".*LeafSpec.*", ".*does not have many workers.*", ".*logging interval.*"):
-        warnings.filterwarnings("ignore", message=text)
 
 
 class _Recorder(pl.Callback):
@@ -44,7 +37,7 @@ def _blobs(ctx, centers, n):
 
 
 def check(ctx):
-    _quiet()
+    quiet_lightning()
     features, classes = ctx.choice([(8, 4), (10, 5), (6, 3)])
     hidden = ctx.choice([32, 48, 64])
     lr = ctx.choice([5e-3, 1e-2])

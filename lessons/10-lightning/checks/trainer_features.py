@@ -2,7 +2,6 @@
 per optimizer step, trains under bf16 autocast, runs the checker's callback, logs to CSV under
 root_dir and stays quiet. Verified on a real fit with a probe callback."""
 
-import logging
 import os
 import warnings
 
@@ -14,12 +13,7 @@ from pytorch_lightning.callbacks import ModelSummary
 from pytorch_lightning.loggers import CSVLogger
 from torch.utils.data import DataLoader, TensorDataset
 
-
-def _quiet():
-    logging.getLogger("pytorch_lightning").setLevel(logging.WARNING)
-    logging.getLogger("lightning_fabric").setLevel(logging.WARNING)
-    for text in (".*LeafSpec.*", ".*does not have many workers.*", ".*logging interval.*"):
-        warnings.filterwarnings("ignore", message=text)
+from _common import quiet_lightning
 
 
 def _grad_norm(module):
@@ -73,7 +67,7 @@ class _StepProbe(pl.Callback):
 
 
 def check(ctx):
-    _quiet()
+    quiet_lightning()
     clip = float(ctx.choice([0.5, 1.0, 2.0]))
     accumulate = int(ctx.choice([2, 3, 4]))
     batches = int(ctx.choice([7, 10, 11]))

@@ -4,10 +4,11 @@ alone. Reports sizes and int8 vs fp32 speed."""
 
 import copy
 import os
-import warnings
 
 import torch
 from torch import nn
+
+from _common import quiet_quantization_warnings
 
 MIN_RATIO = 3.5
 
@@ -25,16 +26,8 @@ class SeqClassifier(nn.Module):
         return self.fc2(self.act(self.fc1(out[:, -1])))
 
 
-def _quiet_quantization_warnings():
-    # The deprecation notices of torch.ao.quantization are expected here: keep them out of the
-    # output so they are not mistaken for a problem with your code.
-    warnings.filterwarnings("ignore", message=r"torch\.ao\.quantization is deprecated")
-    warnings.filterwarnings("ignore", message=r".*quantized tensor creation functions")
-    warnings.filterwarnings("ignore", message=r"Please use quant_min and quant_max")
-
-
 def check(ctx):
-    _quiet_quantization_warnings()
+    quiet_quantization_warnings()
     mine = ctx.learner
     torch.manual_seed(ctx.seed)
     d_in, hidden = ctx.choice([24, 32]), ctx.choice([192, 256])

@@ -4,62 +4,13 @@ quantization_aware_training trains it and converts it to int8 that keeps the fp3
 comparison) post-training int8 accuracy."""
 
 import copy
-import warnings
 
 import torch
 from torch import nn
-from torch.ao.quantization import (DeQuantStub, FakeQuantizeBase, QuantStub, convert, fuse_modules,
-                                   get_default_qconfig, prepare)
+from torch.ao.quantization import FakeQuantizeBase, convert, fuse_modules, get_default_qconfig, prepare
 from torch.utils.data import DataLoader, TensorDataset
 
-MAX_DROP = 0.02
-
-
-class QuantMLP(nn.Module):
-    def __init__(self, d_in: int, hidden: int, classes: int) -> None:
-        super().__init__()
-        self.quant = QuantStub()
-        self.fc1, self.relu1 = nn.Linear(d_in, hidden), nn.ReLU()
-        self.fc2, self.relu2 = nn.Linear(hidden, hidden), nn.ReLU()
-        self.fc3 = nn.Linear(hidden, classes)
-        self.dequant = DeQuantStub()
-
-    def forward(self, x):
-        x = self.quant(x)
-        x = self.relu1(self.fc1(x))
-        x = self.relu2(self.fc2(x))
-        return self.dequant(self.fc3(x))
-
-
-def make_task(g, d=16, k=5, n_train=3000, n_test=2000):
-    centers = torch.randn(k, d, generator=g) * 1.2
-    mix = torch.randn(d, d, generator=g) / d ** 0.5
-
-    def draw(n):
-        y = torch.randint(0, k, (n,), generator=g)
-        x = centers[y] + torch.randn(n, d, generator=g)
-        return torch.tanh(x @ mix) * 3 + 0.5 * x, y
-
-    return draw(n_train), draw(n_test)
-
-
-def train_fp32(model, x, y, g, epochs=6, lr=3e-3, batch=256):
-    opt = torch.optim.Adam(model.parameters(), lr=lr)
-    model.train()
-    for _ in range(epochs):
-        perm = torch.randperm(len(x), generator=g)
-        for i in range(0, len(x), batch):
-            idx = perm[i:i + batch]
-            loss = nn.functional.cross_entropy(model(x[idx]), y[idx])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-    return model.eval()
-
-
-def accuracy(model, x, y):
-    with torch.no_grad():
-        return (model(x).argmax(1) == y).float().mean().item()
+from _common import MAX_DROP, accuracy, quiet_quantization_warnings, trained_fp32_model
 
 
 def ptq(model, x):
@@ -72,19 +23,10 @@ def ptq(model, x):
 
 
 def check(ctx):
-    warnings.filterwarnings("ignore", message=r"torch\.ao\.quantization is deprecated")
-    warnings.filterwarnings("ignore", message=r".*quantized tensor creation functions")
-    warnings.filterwarnings("ignore", message=r"Please use quant_min and quant_max")
+    quiet_quantization_warnings()
     mine = ctx.learner
     nnq, nniq = torch.ao.nn.quantized, torch.ao.nn.intrinsic.quantized
-
-    torch.set_num_threads(1)  # tiny matmuls: one thread is faster and steadier on a shared CPU
-    ctx.phase("training the fp32 model on a synthetic task")
-    k = ctx.choice([4, 5, 6])
-    (xtr, ytr), (xte, yte) = make_task(ctx.generator, k=k)
-    torch.manual_seed(ctx.seed)
-    model = train_fp32(QuantMLP(16, 64, k), xtr, ytr, ctx.generator)
-    acc32 = accuracy(model, xte, yte)
+    model, acc32, (xtr, ytr), (xte, yte) = trained_fp32_model(ctx)
 
     ctx.phase("your prepare_for_qat")
     prepared = mine.prepare_for_qat(copy.deepcopy(model))

@@ -7,20 +7,17 @@ Runs on every torchrun rank; each rank judges its own shards and losses.
 import copy
 
 import torch
-import torch.distributed as dist
 import torch.nn.functional as F
 from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.fsdp import FSDPModule
 from torch.distributed.tensor import DTensor, Shard
 
+from _common import call_setup, process_group
+
 
 def check(ctx):
-    if not dist.is_initialized():
-        dist.init_process_group("gloo")
-    try:
+    with process_group():
         _check(ctx)
-    finally:
-        dist.destroy_process_group()
 
 
 def _local_rows(rows, rank, world):
@@ -42,13 +39,8 @@ def _check(ctx):
     mesh = init_device_mesh("cpu", (world,))
 
     ctx.phase("sharding your model")
-    try:
-        optimizer = ctx.learner.setup_fsdp(model, mesh)
-    except NotImplementedError:
-        raise
-    except Exception as exc:
-        ctx.fail(f"setup_fsdp raised {type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}",
-                 ["call fully_shard on each block first, then on the whole model (the root)"])
+    optimizer = call_setup(ctx, "setup_fsdp", lambda: ctx.learner.setup_fsdp(model, mesh),
+                           "call fully_shard on each block first, then on the whole model (the root)")
 
     for i, layer in enumerate(model.layers):
         ctx.expect(isinstance(layer, FSDPModule),

@@ -10,30 +10,25 @@ import copy
 import os
 
 import torch
-import torch.distributed as dist
 import torch.nn as nn
 import torch.nn.functional as F
 from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.fsdp import FSDPModule
 from torch.distributed.tensor import DTensor
 
+from _common import call_setup, process_group
+
 
 def check(ctx):
-    cuda = ctx.device.type == "cuda"
-    if cuda:
+    if ctx.device.type == "cuda":
         device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", ctx.rank)))
         torch.cuda.set_device(device)
+        group = process_group("nccl", device_id=device)
     else:
         device = torch.device("cpu")
-    if not dist.is_initialized():
-        if cuda:
-            dist.init_process_group("nccl", device_id=device)
-        else:
-            dist.init_process_group("gloo")
-    try:
+        group = process_group("gloo")
+    with group:
         _check(ctx, device)
-    finally:
-        dist.destroy_process_group()
 
 
 def _mp_policy(module):
@@ -54,13 +49,8 @@ def _check(ctx, device):
     mesh = init_device_mesh(device.type, (world,))
 
     ctx.phase("sharding your model")
-    try:
-        ctx.learner.shard_bf16(model, mesh)
-    except NotImplementedError:
-        raise
-    except Exception as exc:
-        ctx.fail(f"shard_bf16 raised {type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}",
-                 ["call fully_shard on each block first, then on the whole model, each with mp_policy="])
+    call_setup(ctx, "shard_bf16", lambda: ctx.learner.shard_bf16(model, mesh),
+               "call fully_shard on each block first, then on the whole model, each with mp_policy=")
     for i, layer in enumerate(model.layers):
         ctx.expect(isinstance(layer, FSDPModule), f"model.layers[{i}] is not its own FSDP unit")
     ctx.expect(isinstance(model, FSDPModule), "the model itself (the root) was not passed to fully_shard")

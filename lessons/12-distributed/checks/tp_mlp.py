@@ -8,9 +8,10 @@ import copy
 import re
 
 import torch
-import torch.distributed as dist
 from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.tensor import DTensor, Replicate, Shard
+
+from _common import call_setup, process_group
 
 _PRIVATE = re.compile(r"^\s*(from|import)\s+torch\.distributed\._tensor\b", re.MULTILINE)
 
@@ -45,12 +46,8 @@ def _expect_sharded(ctx, name, p, placement, world):
 
 
 def check(ctx):
-    if not dist.is_initialized():
-        dist.init_process_group("gloo")
-    try:
+    with process_group():
         _check(ctx)
-    finally:
-        dist.destroy_process_group()
 
 
 def _check(ctx):
@@ -70,14 +67,9 @@ def _check(ctx):
     model = copy.deepcopy(reference)
 
     ctx.phase("parallelizing your model")
-    try:
-        returned = ctx.learner.parallelize_mlp(model, mesh)
-    except NotImplementedError:
-        raise
-    except Exception as exc:
-        ctx.fail(f"parallelize_mlp raised {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}",
-                 ["the plan maps module names such as 'layers.0.w1' (or 'layers.*.w1') to "
-                  "ColwiseParallel() / RowwiseParallel()"])
+    returned = call_setup(ctx, "parallelize_mlp", lambda: ctx.learner.parallelize_mlp(model, mesh),
+                          "the plan maps module names such as 'layers.0.w1' (or 'layers.*.w1') to "
+                          "ColwiseParallel() / RowwiseParallel()")
     if returned is not None:
         model = returned
 
