@@ -92,6 +92,14 @@ def main() -> None:
             print("\n== peak memory of a 100 MB allocation (target 100 MB +- 5%)")
             print(f"reported: {mb:.2f} MB  ({v.status})")
 
+        ex = course.exercise("memory-checkpoint")
+        v = runner.check(ex, ex.solution)
+        f = v.figures
+        print("\n== activation checkpointing of a deep stack (chapter 4 reference solution)")
+        print(f"peak without checkpointing: {f['peak_MiB_without_checkpointing']:.2f} MiB; "
+              f"with: {f['memory']['learner_bytes'] / 2**20:.2f} MiB; "
+              f"saved: {f['memory_saved_pct']['yours']:.1f}%  ({v.status})")
+
 
 if __name__ == "__main__":
     main()

@@ -144,3 +144,17 @@ def test_doctor_reports_machine(home):
     assert done.returncode == 0, done.stderr
     assert "torch" in done.stdout and "2." in done.stdout
     assert "C++ compiler" in done.stdout and "what runs here" in done.stdout
+
+
+def test_stats_summarises_typing_history(home):
+    import time as _time
+
+    from tutor.progress import Progress, TypingRecord
+
+    p = Progress(home)
+    p.record_typing(TypingRecord("02-custom-autograd/anatomy", _time.time(), 41.5, 50.0, 0.96, 3, 1, 60.0))
+    p.record_typing(TypingRecord("02-custom-autograd/anatomy", _time.time(), 55.0, 58.0, 0.99, 1, 0, 45.0))
+    done = tutor("stats", home=home)
+    assert done.returncode == 0, done.stderr
+    row = next(line for line in done.stdout.splitlines() if "Custom autograd" in line)
+    assert "55" in row  # best net WPM

@@ -63,7 +63,8 @@ def code_for(exercise: Exercise, role: str, workspace: Workspace) -> Path:
 
 def run_checks(exercises: Iterable[Exercise], *, role: str, workspace: Workspace,
                progress: Progress | None, device: str, home: Path,
-               console: Console | None, runner: Runner | None = None) -> list[CheckResult]:
+               console: Console | None, runner: Runner | None = None,
+               seed: int | None = None) -> list[CheckResult]:
     exercises = list(exercises)
     own_runner = runner is None
     runner = runner or Runner(cache_dir=home / "cache", device=device)
@@ -80,7 +81,8 @@ def run_checks(exercises: Iterable[Exercise], *, role: str, workspace: Workspace
                     if event.kind == "phase":
                         bar.update(_task, phase=f"{event.text} · {event.elapsed_s:.0f} s")
 
-                verdict = runner.check(exercise, code_for(exercise, role, workspace), on_event=on_event)
+                verdict = runner.check(exercise, code_for(exercise, role, workspace), on_event=on_event,
+                                       seed=seed)
                 results.append(CheckResult(exercise, role, verdict))
                 if progress is not None and verdict.status != "skipped":
                     try:

@@ -71,6 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
     dc.add_argument("--no-run", action="store_true", help="skip running stubs and solutions")
     dc.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     dc.add_argument("--json", action="store_true")
+    dc.add_argument("--seeds", type=int, default=1, metavar="N",
+                    help="also run every solution with N-1 more input seeds (it must pass them all)")
     return p
 
 
@@ -261,8 +263,10 @@ def cmd_dev(args: argparse.Namespace, home: Path) -> int:
         raise UsageError("usage: tutor dev check [--chapter N] [--no-run]")
     from tutor.devcheck import dev_check
 
+    if args.seeds < 1:
+        raise UsageError("--seeds must be at least 1")
     return dev_check(console, home, chapters=args.chapter, run=not args.no_run, device=args.device,
-                     as_json=args.json)
+                     as_json=args.json, seeds=args.seeds)
 
 
 COMMANDS = {"list": cmd_list, "hint": cmd_hint, "reset": cmd_reset, "start": cmd_start,

@@ -51,9 +51,14 @@ def static_problems(course: Course) -> list[str]:
                         ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
                     except SyntaxError as exc:
                         problems.append(f"{_rel(path, course)}: line {exc.lineno}: {exc.msg}")
+                for helper in step.checker.parent.glob("_*.py"):
+                    try:
+                        ast.parse(helper.read_text(encoding="utf-8"), filename=str(helper))
+                    except SyntaxError as exc:
+                        problems.append(f"{_rel(helper, course)}: line {exc.lineno}: {exc.msg}")
                 if "def check" not in step.checker.read_text(encoding="utf-8"):
                     problems.append(f"{_rel(step.checker, course)}: no `def check(ctx)`")
-    return problems
+    return list(dict.fromkeys(problems))  # a shared helper is seen once per exercise
 
 
 def _rel(path: Path, course: Course) -> str:
@@ -64,7 +69,7 @@ def _rel(path: Path, course: Course) -> str:
 
 
 def dev_check(console: Console, home: Path, chapters: list[int] | None = None, run: bool = True,
-              device: str = "auto", as_json: bool = False) -> int:
+              device: str = "auto", as_json: bool = False, seeds: int = 1) -> int:
     try:
         course = load_course()
     except LessonError as exc:
@@ -86,6 +91,14 @@ def dev_check(console: Console, home: Path, chapters: list[int] | None = None, r
                                device=device, home=home, console=show, runner=runner)
             sols = run_checks(exercises, role="solution", workspace=workspace, progress=None,
                               device=device, home=home, console=show, runner=runner)
+            # More seeds: a correct solution must pass for every draw of the inputs, not one.
+            for extra in range(1, seeds):
+                again = run_checks(exercises, role="solution", workspace=workspace, progress=None,
+                                   device=device, home=home, console=show, runner=runner, seed=extra)
+                for r in again:
+                    if r.verdict.status not in ("passed", "skipped"):
+                        report.problems.append(f"{r.exercise.key}: the solution fails with seed {extra}: "
+                                               f"{r.verdict.status}: {r.verdict.reason}")
         finally:
             runner.close()
         for stub, sol in zip(stubs, sols):
