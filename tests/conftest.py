@@ -15,6 +15,21 @@ from tutor.runner.protocol import Verdict
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.fixture(scope="session", autouse=True)
+def shared_build_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """One C++/Inductor build cache for every runner the suite starts (its own fixtures and
+    the `tutor` subprocesses), so each extension is compiled once per session, not per test."""
+    cache = Path(os.environ.get("TUTOR_TEST_CACHE") or tmp_path_factory.getbasetemp().parent / "tutor-build-cache")
+    cache.mkdir(parents=True, exist_ok=True)
+    old = os.environ.get("TUTOR_CACHE")
+    os.environ["TUTOR_CACHE"] = str(cache)
+    yield cache
+    if old is None:
+        os.environ.pop("TUTOR_CACHE", None)
+    else:
+        os.environ["TUTOR_CACHE"] = old
+
+
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A fresh tutor home for one test (TUTOR_HOME points at it)."""
@@ -29,10 +44,9 @@ def course() -> Course:
 
 
 @pytest.fixture(scope="session")
-def runner(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Runner]:
+def runner(shared_build_cache: Path) -> Iterator[Runner]:
     """One warm runner for the whole session (build caches shared across tests)."""
-    cache = Path(os.environ.get("TUTOR_TEST_CACHE") or tmp_path_factory.mktemp("runner-cache"))
-    r = Runner(cache_dir=cache, device="cpu")
+    r = Runner(cache_dir=shared_build_cache, device="cpu")
     yield r
     r.close()
 

@@ -128,7 +128,10 @@ def test_check_solutions_json_and_exit_codes(home):
     assert ok.returncode == 0, ok.stderr
     data = json.loads(ok.stdout)
     assert data[0]["exercise"] == "sigmoid" and data[0]["status"] == "passed"
-    assert data[0]["figures"]["time"]["speedup"] > 0
+    assert data[0]["duration_s"] > 0 and data[0]["reason"] == "all checks passed"
+    timed = json.loads(tutor("check", "func-maml", "--solutions", "--json", home=home).stdout)
+    assert timed[0]["figures"]["time"]["speedup"] > 0
+    assert timed[0]["figures"]["time"]["learner_s"] > 0 and timed[0]["figures"]["time"]["reference_s"] > 0
     bad = tutor("check", "sigmoid", home=home)  # the learner's untouched stub
     assert bad.returncode == 1
     assert "NotImplementedError" in bad.stdout

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress as Bar, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
+from tutor import paths
 from tutor.course import Course, Exercise
 from tutor.progress import Progress, ProgressError
 from tutor.runner.client import Runner
@@ -67,7 +68,7 @@ def run_checks(exercises: Iterable[Exercise], *, role: str, workspace: Workspace
                seed: int | None = None) -> list[CheckResult]:
     exercises = list(exercises)
     own_runner = runner is None
-    runner = runner or Runner(cache_dir=home / "cache", device=device)
+    runner = runner or Runner(cache_dir=paths.cache_dir(home), device=device)
     results: list[CheckResult] = []
     try:
         bar = Bar(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[phase]}"),

@@ -15,6 +15,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+from tutor import paths
 from tutor.checks import STATUS_STYLE, run_checks
 from tutor.course import Course, Exercise, LessonError, code_blocks, load_course
 from tutor.runner.client import Runner
@@ -84,7 +85,7 @@ def dev_check(console: Console, home: Path, chapters: list[int] | None = None, r
     exercises = [e for c in wanted for e in c.exercises]
     if run and exercises:
         workspace = Workspace(home)
-        runner = Runner(cache_dir=home / "cache", device=device)
+        runner = Runner(cache_dir=paths.cache_dir(home), device=device)
         try:
             show = None if as_json else console
             stubs = run_checks(exercises, role="stub", workspace=workspace, progress=None,

@@ -48,3 +48,10 @@ def home_dir(override: str | os.PathLike[str] | None = None) -> Path:
     if env:
         return Path(env).expanduser().resolve()
     return Path(platformdirs.user_data_dir("pytorch-tutor", appauthor=False))
+
+
+def cache_dir(home: Path) -> Path:
+    """Build and compile caches (C++ extensions, Inductor), reused across runs of the same
+    source. `TUTOR_CACHE` shares one between homes (the test suite does)."""
+    env = os.environ.get("TUTOR_CACHE")
+    return Path(env) if env else home / "cache"

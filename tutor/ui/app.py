@@ -15,6 +15,7 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
+from tutor import paths
 from tutor.course import Chapter, Course
 from tutor.progress import Progress, ProgressError
 from tutor.runner.client import Runner, RunnerError
@@ -49,7 +50,7 @@ class TutorApp(App[int]):
         self._start = (chapter, step_id)
         self._warm = warm_runner
         self._runner_factory = runner_factory or (
-            lambda: Runner(cache_dir=home / "cache", device=device))
+            lambda: Runner(cache_dir=paths.cache_dir(home), device=device))
         self._runner: Runner | None = None
         self._runner_lock = threading.Lock()
         self._closed = False
