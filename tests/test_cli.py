@@ -161,3 +161,13 @@ def test_stats_summarises_typing_history(home):
     assert done.returncode == 0, done.stderr
     row = next(line for line in done.stdout.splitlines() if "Custom autograd" in line)
     assert "55" in row  # best net WPM
+
+
+def test_start_without_a_terminal_is_one_line_and_saves_the_position(home):
+    done = tutor("start", "chapter", "7", home=home)
+    assert done.returncode == 1
+    assert done.stderr.strip() == "tutor: `tutor start` needs an interactive terminal; for headless use run `tutor check`"
+    from tutor.progress import Progress
+
+    assert Progress(home).last_position()[0] == 7
+    assert (home / "workspace" / "07-torchscript").is_dir()  # the workspace was set up

@@ -204,6 +204,10 @@ def cmd_start(args: argparse.Namespace, home: Path) -> int:
             step_id = last[1]
     progress.set_position(chapter, step_id)
     progress.close()
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        err_console.print("tutor: `tutor start` needs an interactive terminal; for headless use "
+                          "run `tutor check`", markup=False)
+        return EXIT_FAIL
     from tutor.ui.app import run_app
 
     return run_app(course, home, chapter, step_id, device=args.device)

@@ -136,6 +136,25 @@ async def test_resize_to_80x24_collapses_navigator_then_stacks(make_app) -> None
         assert right.y >= left.bottom  # stacked
 
 
+async def test_tiny_terminal_shows_one_clear_message_and_keeps_the_code(make_app) -> None:
+    app = make_app(chapter=2, step_id="sigmoid")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        main = app.main
+        editor = main.query_one("#editor")
+        editor.insert("# still here\n", (0, 0))
+        await pilot.resize_terminal(40, 10)
+        await pilot.pause()
+        assert main.has_class("-too-small")
+        message = text_of(main.query_one("#too-small"))
+        assert "Terminal too small (40x10)" in message and "at least 50x14" in message
+        assert not main.query_one("#body").display
+        await pilot.resize_terminal(100, 30)
+        await pilot.pause()
+        assert not main.has_class("-too-small") and main.query_one("#body").display
+        assert editor.text.startswith("# still here\n")
+
+
 async def test_help_lists_every_binding(make_app) -> None:
     app = make_app(chapter=2, step_id="sigmoid")
     async with app.run_test(size=(100, 40)) as pilot:

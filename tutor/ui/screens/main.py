@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, cast
 
-from textual import on
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Container, Horizontal, Vertical, VerticalScroll
@@ -37,6 +37,9 @@ if TYPE_CHECKING:
 
 READ_TEXT = ("Read the guide on the left (scroll with the mouse or PgUp/PgDn).\n\n"
              "Press Ctrl+N (or Alt+→) for the next step.")
+
+
+MIN_WIDTH, MIN_HEIGHT = 50, 14
 
 
 class MainScreen(SavingMixin, CheckingMixin, Screen[None]):
@@ -94,7 +97,19 @@ class MainScreen(SavingMixin, CheckingMixin, Screen[None]):
                     yield Container(id="typing-area")
                 yield HintPanel(id="hints")
                 yield ResultsPanel(id="results")
+        yield Static(id="too-small")
         yield Footer()
+
+    def on_resize(self, event: events.Resize) -> None:
+        # Below this size the panes cannot show code and guide legibly: say so instead of
+        # drawing a broken layout. Nothing is lost; the editor keeps its text behind it.
+        width, height = event.size
+        small = width < MIN_WIDTH or height < MIN_HEIGHT
+        self.set_class(small, "-too-small")
+        if small:
+            self.query_one("#too-small", Static).update(
+                f"Terminal too small ({width}x{height}): tutor needs at least {MIN_WIDTH}x{MIN_HEIGHT}. "
+                "Enlarge the window; your work is saved.")
 
     def on_mount(self) -> None:
         chapter, step_id = self._start
