@@ -60,10 +60,10 @@ class Runner:
         with self._start_lock:
             if self._proc is not None and self._proc.poll() is None and self._info is not None:
                 return self._info
+            # The server must import this same tutor package, installed or run from a checkout.
             env = dict(os.environ)
-            root = str(Path(__file__).resolve().parents[2])
-            env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "") if \
-                (Path(root) / "tutor").is_dir() else env.get("PYTHONPATH", "")
+            package_parent = str(Path(__file__).resolve().parents[2])
+            env["PYTHONPATH"] = os.pathsep.join(p for p in (package_parent, env.get("PYTHONPATH")) if p)
             try:
                 self._proc = subprocess.Popen(
                     [self.python, "-m", "tutor.runner.server"], stdin=subprocess.PIPE,
