@@ -65,7 +65,7 @@ def main() -> None:
         print(f"runner start (import torch once):        {start_s:.3f} s")
         print(f"first verdict after start:                {first_s:.3f} s")
         print(f"warm verdict, stub (median of 10):        {statistics.median(warm):.3f} s  (target < 0.3 s)")
-        print(f"warm verdict, solution incl. 4 trials, gradcheck and timing (median of 5): "
+        print(f"warm verdict, solution incl. 5 trials and gradcheck (median of 5): "
               f"{statistics.median(passing):.3f} s")
         print(f"cold `python -c 'import torch'` (median of 3): {statistics.median(colds):.3f} s")
 

@@ -56,16 +56,32 @@ def interleaved(learner: Callable[[], Any], reference: Callable[[], Any], *, dev
     rounds = max(min_rounds, min(200, int(budget_s / max(per_round, 1e-9))))
     a: list[float] = []
     b: list[float] = []
-    for r in range(rounds):
+    start = time.perf_counter()
+
+    def one_round(r: int) -> None:
         if r % 2 == 0:
             a.append(_cpu_block(learner, number))
             b.append(_cpu_block(reference, number))
         else:
             b.append(_cpu_block(reference, number))
             a.append(_cpu_block(learner, number))
+
+    for r in range(rounds):
+        one_round(r)
+    # Adaptive, like blocked_autorange: while the spread is large, keep measuring (up to three
+    # times the budget) so that a slow call's handful of samples does not decide the speedup.
+    while _spread(a, b) > 0.05 and time.perf_counter() - start < 3 * budget_s and rounds < 400:
+        one_round(rounds)
+        rounds += 1
     ma, ia = median_iqr(a)
     mb, ib = median_iqr(b)
     return Timing(ma, mb, ia, ib, rounds, number, "cpu", _paired(a, b))
+
+
+def _spread(a: list[float], b: list[float]) -> float:
+    """The larger relative IQR of the two sides."""
+    (ma, ia), (mb, ib) = median_iqr(a), median_iqr(b)
+    return max(ia / ma if ma else 0.0, ib / mb if mb else 0.0)
 
 
 def _cuda(learner: Callable[[], Any], reference: Callable[[], Any], *, budget_s: float,
