@@ -96,3 +96,32 @@ def test_code_suggestion() -> None:
     assert code_suggestion("```python\nreturn s\n```") == "return s"
     assert code_suggestion("no code") is None
     assert code_suggestion("```python\na = 1\nb = 2\n```") is None  # ghost text is one line
+
+
+async def test_editor_highlights_the_rows_in_view_after_scrolling_and_editing() -> None:
+    from textual.app import App
+
+    from tutor.ui.widgets.editor import CodeEditor
+
+    text = "\n".join(f"def f{i}(x):\n    return x * {i}  # line {i}" for i in range(200))
+
+    class Host(App[None]):
+        def compose(self):
+            editor = CodeEditor.code_editor(text, language="python")
+            yield editor
+
+    app = Host()
+    async with app.run_test(size=(80, 24)) as pilot:
+        editor = app.query_one(CodeEditor)
+        if not editor._highlight_query:  # tree-sitter is not installed: nothing to window
+            return
+        await pilot.pause()
+        assert editor._highlights[0]  # `def` on the first line
+        assert not editor._highlights[390]  # far below the view: not queried
+        editor.scroll_to(y=380, animate=False)
+        await pilot.pause()
+        assert editor._highlights[390] and editor._highlights[395]
+        editor.move_cursor((391, 0))
+        editor.insert("y = 1\n")
+        await pilot.pause()
+        assert editor._highlights[392]  # the shifted `def` line is still highlighted

@@ -51,6 +51,44 @@ class CodeEditor(TextArea):
     def watch_selection(self) -> None:
         self.update_suggestion()
 
+    # -- highlighting near the viewport --------------------------------------------------------
+    # TextArea re-queries the syntax tree of the whole file after every edit: ~10 ms for 300
+    # lines on a small CPU, most of a frame per keystroke. Querying only the rows within half a
+    # screen above and below the viewport keeps typing well under 16 ms; scrolling out of that
+    # window rebuilds it. (Same loop as TextArea._build_highlight_map, with a point range.)
+
+    _highlight_rows: tuple[int, int] = (0, -1)
+
+    def _build_highlight_map(self) -> None:
+        self._line_cache.clear()
+        highlights = self._highlights
+        highlights.clear()
+        if not self._highlight_query:
+            return
+        top, height = int(self.scroll_offset.y), max(self.size.height, 24)
+        start, end = max(0, top - height // 2), top + height + height // 2
+        self._highlight_rows = (start, end)
+        captures = self.document.query_syntax_tree(self._highlight_query, start_point=(start, 0),
+                                                   end_point=(end, 0))
+        for name, nodes in captures.items():
+            for node in nodes:
+                (first, first_col), (last, last_col) = node.start_point, node.end_point
+                if first == last:
+                    highlights[first].append((first_col, last_col, name))
+                    continue
+                highlights[first].append((first_col, None, name))
+                for row in range(first + 1, last):
+                    highlights[row].append((0, None, name))
+                highlights[last].append((0, last_col, name))
+
+    def _watch_scroll_y(self) -> None:
+        super()._watch_scroll_y()
+        start, end = self._highlight_rows
+        top = int(self.scroll_offset.y)
+        if self._highlight_query and (top < start or top + self.size.height > end):
+            self._build_highlight_map()
+            self.refresh()
+
     def action_cursor_right(self, select: bool = False) -> None:
         if self.suggestion:
             self.ghost = ""  # accepted: show it no more
