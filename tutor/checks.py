@@ -17,6 +17,7 @@ from tutor.course import Course, Exercise
 from tutor.progress import Progress, ProgressError
 from tutor.runner.client import Runner
 from tutor.runner.protocol import Event, Verdict
+from tutor.units import fmt_bytes, fmt_seconds
 from tutor.workspace import Workspace
 
 STATUS_STYLE = {"passed": "green", "failed": "red", "error": "red", "timeout": "yellow",
@@ -97,25 +98,6 @@ def run_checks(exercises: Iterable[Exercise], *, role: str, workspace: Workspace
         if own_runner:
             runner.close()
     return results
-
-
-def fmt_seconds(s: float | None) -> str:
-    if s is None:
-        return "—"
-    if s >= 1:
-        return f"{s:.2f} s"
-    if s >= 1e-3:
-        return f"{s * 1e3:.2f} ms"
-    return f"{s * 1e6:.1f} µs"
-
-
-def fmt_bytes(n: float | None) -> str:
-    if n is None:
-        return "—"
-    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
-        if abs(n) >= size:
-            return f"{n / size:.1f} {unit}"
-    return f"{int(n)} B"
 
 
 def summary_figures(figures: dict[str, Any]) -> tuple[str, str, str]:
