@@ -151,3 +151,16 @@ def test_patching_torch_to_bend_expected_values_is_caught(runner, tmp_path):
     v = run(runner, tmp_path, src)
     assert v.status == "failed"
     assert "replaced torch.Tensor.__mul__" in v.reason
+
+
+def test_a_plain_program_runs_and_its_output_comes_back(runner, tmp_path):
+    ok = tmp_path / "ok.py"
+    ok.write_text("import torch\nprint('sum:', int(torch.arange(5).sum()))\n")
+    v = runner.run_script(ok)
+    assert v.status == "passed" and v.reason == "the program ran to the end"
+    assert "sum: 10" in v.output
+    bad = tmp_path / "bad.py"
+    bad.write_text("x = 1\nraise ValueError('boom')\n")
+    v = runner.run_script(bad)
+    assert v.status == "error" and "ValueError: boom" in v.reason
+    assert any("your code, line 2" in d for d in v.details)

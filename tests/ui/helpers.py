@@ -41,6 +41,10 @@ class FakeRunner:
             return Verdict(status=CANCELLED)
         return self.verdicts.pop(0) if len(self.verdicts) > 1 else self.verdicts[0]
 
+    def run_script(self, path: Path, on_event=None, timeout: float = 120) -> Verdict:
+        self.calls.append(("script", Path(path).read_text()))
+        return Verdict(status="passed", reason="the program ran to the end", output="hello from the passage\n")
+
     def cancel(self) -> bool:
         self.cancels += 1
         self.cancelled.set()

@@ -16,7 +16,7 @@ from tutor.ui.screens.main import MainScreen
 from tutor.ui.widgets.navigator import StepNavigator
 
 from .course_fixture import build_course
-from .helpers import text_of
+from .helpers import FakeRunner, text_of
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -209,6 +209,31 @@ async def test_passage_step_mounts_typealong_and_marks_done(make_app, home: Path
         typealong.post_message(TypeAlong.Finished(typealong, typealong.passage_key, record))
         await pilot.pause()
         assert "✔" in str(app.query_one(StepNavigator).get_option_at_index(1).prompt)
+
+
+async def test_finished_passage_runs_with_the_run_key_and_shows_output(make_app, home: Path) -> None:
+    from tutor.ui.widgets.typealong import TypeAlong
+
+    runner = FakeRunner()
+    app = make_app(step_id="first-function", runner=runner)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause()
+        typealong = app.main.query_one("#typing-area").query_one(TypeAlong)
+        await pilot.press("ctrl+r")  # not finished yet: nothing runs
+        await pilot.pause()
+        assert runner.calls == []
+        while not typealong.session.finished:
+            typealong.session.hint()  # Tab's next-word hint, until the passage is complete
+        await pilot.press("ctrl+r")
+        for _ in range(50):
+            await pilot.pause(0.02)
+            if "hello from the passage" in text_of(app.main.query_one("#results-body")):
+                break
+        assert runner.calls == [("script", typealong.typed_text)]
+        saved = home / "passages" / "02-custom-autograd" / "first-function.py"
+        assert saved.read_text() == typealong.typed_text
+        assert app.main.query_one("#results").display
+        assert "hello from the passage" in text_of(app.main.query_one("#results-body"))
 
 
 async def test_passage_without_typealong_shows_code_read_only(make_app, monkeypatch) -> None:

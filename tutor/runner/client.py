@@ -142,6 +142,15 @@ class Runner:
             return Verdict(status=SKIPPED, reason=why)
         return self.run(self.request_for(exercise, code, seed, device), on_event)
 
+    def run_script(self, path: Path, on_event: OnEvent | None = None, timeout: float = 120) -> Verdict:
+        """Run a plain Python program (a typed-along passage) on the CPU and capture its output;
+        the verdict passes when it exits cleanly."""
+        request = RunRequest(exercise=f"script:{path.name}", code=str(path), solution="", checker="",
+                             timeout=timeout, device="cpu", seed=0,
+                             memory_limit_mb=DEFAULT_MEMORY_LIMIT_MB,
+                             cache_dir=str(self.cache_dir) if self.cache_dir else None)
+        return self.run(request, on_event)
+
     def run(self, request: RunRequest, on_event: OnEvent | None = None) -> Verdict:
         """Run one request; blocks until its verdict. One run at a time per Runner."""
         with self._run_lock:

@@ -175,6 +175,14 @@ def run_subject(request: RunRequest, sock_path: str, tmpdir: Path, rank: int = 0
         from tutor import checking
 
         torch.manual_seed(request.seed or 0)
+        if not request.checker:
+            # A plain program (a finished type-along passage): run it as a script; its output
+            # is the result.
+            import runpy
+
+            runpy.run_path(str(learner_path), run_name="__main__")
+            send_message(sock, ("done",))
+            os._exit(0)
         # A chapter's checkers may share helpers in their own folder (checks/_common.py).
         sys.path.insert(0, str(Path(request.checker).parent))
         checker = import_path(Path(request.checker), "tutor_checker")

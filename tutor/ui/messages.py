@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from textual.message import Message
 
-from tutor.course import Exercise
+from tutor.course import Exercise, Passage
 from tutor.runner.protocol import Event, Verdict
 from tutor.ui.autosave import EditorFile
 
@@ -18,7 +18,9 @@ class RunProgress(Message):
 
 
 class RunDone(Message):
-    def __init__(self, gen: int, exercise: Exercise, verdict: Verdict) -> None:
+    """A verdict: of an exercise's check, or of a typed-along passage run as a program."""
+
+    def __init__(self, gen: int, exercise: Exercise | Passage, verdict: Verdict) -> None:
         super().__init__()
         self.gen = gen
         self.exercise = exercise

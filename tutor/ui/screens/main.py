@@ -185,6 +185,7 @@ class MainScreen(SavingMixin, CheckingMixin, Screen[None]):
         results = self.query_one(ResultsPanel)
         self._file = None
         self.set_class(isinstance(step, Exercise), "-exercise")
+        self.remove_class("-passage-run")  # shown again once a finished passage is run
         if isinstance(step, Exercise):
             self._open_exercise(step)
             switcher.current = "editor"
