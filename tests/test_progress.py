@@ -96,3 +96,23 @@ def test_corrupt_database_via_cli_is_one_line(tmp_path):
     assert done.returncode == 0
     assert "progress database was damaged" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_processes_creating_the_database_at_once_never_move_it_aside(tmp_path):
+    # The app and `tutor check` can open a brand-new home together: a busy or half-created
+    # file must be waited for, never mistaken for damage (that would lose progress).
+    for trial in range(4):
+        home = tmp_path / f"home{trial}"
+        script = textwrap.dedent(f"""
+            import sys
+            from pathlib import Path
+            from tutor.progress import Progress
+            p = Progress(Path({str(home)!r}))
+            for i in range(20):
+                p.record_run("ex" + sys.argv[1], "failed", str(i))
+        """)
+        procs = [subprocess.Popen([sys.executable, "-c", script, str(n)]) for n in range(6)]
+        assert all(p.wait(60) == 0 for p in procs)
+        assert not list(home.glob("*corrupt*"))
+        mine = Progress(home)
+        assert [len(mine.runs(f"ex{n}", limit=100)) for n in range(6)] == [20] * 6

@@ -105,8 +105,12 @@ class Progress:
         try:
             home.mkdir(parents=True, exist_ok=True)
             self._db = self._open()
-        except sqlite3.DatabaseError as exc:
-            if not self.path.exists() or isinstance(exc, sqlite3.OperationalError) and "locked" in str(exc):
+        except sqlite3.OperationalError as exc:
+            # Locked, busy, disk I/O, a schema changing under us: not damage. Never move a
+            # database aside for these; that would lose another process's progress.
+            raise ProgressError(f"cannot open {self.path}: {exc}") from None
+        except sqlite3.DatabaseError as exc:  # "file is not a database", "malformed"
+            if not self.path.exists():
                 raise ProgressError(f"cannot open {self.path}: {exc}") from None
             self._db = self._recover()
         except OSError as exc:
@@ -135,16 +139,20 @@ class Progress:
 
     @staticmethod
     def _migrate(db: sqlite3.Connection) -> None:
-        version = db.execute("PRAGMA user_version").fetchone()[0]
-        if version > len(MIGRATIONS):
-            raise ProgressError(f"the progress database is from a newer tutor (schema {version})")
-        for target in range(version, len(MIGRATIONS)):
+        # Several processes may open a new database at once (the app and `tutor check`): read
+        # the version inside the write transaction, so each migration runs exactly once.
+        while True:
             with _transaction(db):
+                version = db.execute("PRAGMA user_version").fetchone()[0]
+                if version > len(MIGRATIONS):
+                    raise ProgressError(f"the progress database is from a newer tutor (schema {version})")
+                if version == len(MIGRATIONS):
+                    return
                 # executescript would commit on its own; run statements one by one instead.
-                for statement in MIGRATIONS[target].split(";"):
+                for statement in MIGRATIONS[version].split(";"):
                     if statement.strip():
                         db.execute(statement)
-                db.execute(f"PRAGMA user_version = {target + 1}")
+                db.execute(f"PRAGMA user_version = {version + 1}")
 
     @property
     def schema_version(self) -> int:
