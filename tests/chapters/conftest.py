@@ -44,11 +44,12 @@ def assert_passes(v: Verdict) -> Verdict:
     return v
 
 
-def assert_fails(v: Verdict, *words: str) -> str:
+def assert_fails(v: Verdict, *words: str, ignore_case: bool = False) -> str:
     """The check failed (an expectation, not an error in the code) with a reason that contains
-    every one of `words`; returns the reason."""
+    every one of `words` (in any case, with `ignore_case`); returns the reason."""
     assert v.status == "failed", describe(v)
-    missing = [w for w in words if w not in v.reason]
+    fold = str.lower if ignore_case else str
+    missing = [w for w in words if fold(w) not in fold(v.reason)]
     assert not missing, f"the reason does not contain {missing}\n{describe(v)}"
     return v.reason
 

@@ -3,67 +3,71 @@ with a reason that says what is wrong, and the CUDA exercise is skipped without 
 
 Each mutant of a C++ exercise gets its own extension name, as a learner's file has one distinct
 from the reference's: the same name with a different source would rebuild both every run.
+The reasons are matched in any case: some start a sentence with a checked word.
 """
 
 import re
+from functools import partial
 
 import pytest
 import torch
 
+from .conftest import assert_fails, assert_passes, describe, mutate
+
 pytestmark = pytest.mark.slow
 
+failed = partial(assert_fails, ignore_case=True)
 
-def mutate(source: str, *pairs: tuple[str, str], ext: str | None = None) -> str:
-    for old, new in pairs:
-        assert old in source, f"mutation target not found: {old!r}"
-        source = source.replace(old, new)
-    if ext is not None:
-        source, n = re.subn(r'name="(tutor_ch03_[a-z_]+?)_ref"', rf'name="\1_{ext}"', source)
-        assert n == 1
+
+def renamed(source: str, ext: str) -> str:
+    """`source` with its extension `tutor_ch03_<op>_ref` named `tutor_ch03_<op>_<ext>` instead."""
+    source, n = re.subn(r'name="(tutor_ch03_[a-z_]+?)_ref"', rf'name="\1_{ext}"', source)
+    assert n == 1
     return source
 
 
-def failed(v, *words: str) -> None:
-    assert v.status == "failed", (v.status, v.reason, v.details, v.output[-2000:])
-    for w in words:
-        assert w.lower() in v.reason.lower(), (w, v.reason, v.details)
+@pytest.fixture
+def ext_mutant(check_code, solution_text):
+    """ext_mutant(exercise_id, (old, new), ..., ext=...) -> the verdict on the exercise's reference
+    solution with the edits applied and its extension renamed (see `renamed`)."""
+
+    def run(exercise_id: str, *edits: tuple[str, str], ext: str):
+        return check_code(exercise_id, renamed(mutate(solution_text(exercise_id), *edits), ext))
+
+    return run
 
 
 # -- cpp-relu -------------------------------------------------------------------------------------
 
-def test_relu_solution_passes(check_code, solution_text):
-    v = check_code("cpp-relu", solution_text("cpp-relu"))
-    assert v.status == "passed", (v.reason, v.details, v.output[-2000:])
+def test_relu_solution_passes(solution_verdict):
+    v = assert_passes(solution_verdict("cpp-relu"))
     assert "build_s" in v.figures
 
 
-def test_relu_without_dtype_check_fails_on_the_message(check_code, solution_text):
-    src = mutate(solution_text("cpp-relu"),
-                 ('    TORCH_CHECK(x.scalar_type() == at::kFloat,\n'
-                  '                "relu: expected a float32 tensor, got ", x.scalar_type());\n', ''),
-                 ext="t_nodtype")
-    v = check_code("cpp-relu", src)
+def test_relu_without_dtype_check_fails_on_the_message(ext_mutant):
+    v = ext_mutant("cpp-relu",
+                   ('    TORCH_CHECK(x.scalar_type() == at::kFloat,\n'
+                    '                "relu: expected a float32 tensor, got ", x.scalar_type());\n', ''),
+                   ext="t_nodtype")
     # data_ptr<float>() still throws, but with a message that does not say what was expected.
     failed(v, "float64", "should mention 'float32'", "expected scalar type Float")
 
 
-def test_relu_without_contiguous_fails_on_a_strided_input(check_code, solution_text):
-    src = mutate(solution_text("cpp-relu"),
-                 ("const at::Tensor input = x.contiguous();", "const at::Tensor input = x;"), ext="t_nocontig")
-    v = check_code("cpp-relu", src)
+def test_relu_without_contiguous_fails_on_a_strided_input(ext_mutant):
+    v = ext_mutant("cpp-relu", ("const at::Tensor input = x.contiguous();", "const at::Tensor input = x;"),
+                   ext="t_nocontig")
     failed(v, "non-contiguous", "max abs error")
 
 
-def test_relu_writing_into_its_input_fails(check_code, solution_text):
-    src = mutate(solution_text("cpp-relu"),
-                 ("at::Tensor out = at::empty_like(input);", "at::Tensor out = input;"), ext="t_inplace")
-    v = check_code("cpp-relu", src)
+def test_relu_writing_into_its_input_fails(ext_mutant):
+    v = ext_mutant("cpp-relu", ("at::Tensor out = at::empty_like(input);", "at::Tensor out = input;"),
+                   ext="t_inplace")
     failed(v, "changed its input")
 
 
 def test_relu_compile_error_points_at_the_learners_line(check_code, solution_text):
-    src = mutate(solution_text("cpp-relu"),
-                 ("o[i] = in[i] > 0.0f ? in[i] : 0.0f;", "o[i] = in[i] > 0.0f ? in[i] : 0.0f"), ext="t_syntax")
+    src = renamed(mutate(solution_text("cpp-relu"),
+                         ("o[i] = in[i] > 0.0f ? in[i] : 0.0f;", "o[i] = in[i] > 0.0f ? in[i] : 0.0f")), "t_syntax")
     line = next(i for i, text in enumerate(src.splitlines(), 1) if "o[i] = in[i] > 0.0f ? in[i] : 0.0f" in text)
     v = check_code("cpp-relu", src)
     failed(v, "does not compile", f"line {line} of your file", "error:")
@@ -71,49 +75,44 @@ def test_relu_compile_error_points_at_the_learners_line(check_code, solution_tex
     assert "did not build" in v.output
 
 
-def test_relu_misnamed_function_is_blamed_on_the_bindings(check_code, solution_text):
-    src = mutate(solution_text("cpp-relu"), ("at::Tensor relu(const at::Tensor& x)", "at::Tensor my_relu(const at::Tensor& x)"),
-                 ext="t_misnamed")
-    v = check_code("cpp-relu", src)
+def test_relu_misnamed_function_is_blamed_on_the_bindings(ext_mutant):
+    v = ext_mutant("cpp-relu", ("at::Tensor relu(const at::Tensor& x)", "at::Tensor my_relu(const at::Tensor& x)"),
+                   ext="t_misnamed")
     failed(v, "does not compile", "functions=")
 
 
 # -- cpp-softmax ----------------------------------------------------------------------------------
 
-def test_softmax_solution_passes_and_is_timed(check_code, solution_text):
-    v = check_code("cpp-softmax", solution_text("cpp-softmax"))
-    assert v.status == "passed", (v.reason, v.details, v.output[-2000:])
+def test_softmax_solution_passes_and_is_timed(solution_verdict):
+    v = assert_passes(solution_verdict("cpp-softmax"))
     assert v.figures["time"]["learner_s"] > 0 and v.figures["vs torch.softmax"]["reference_s"] > 0
 
 
-def test_softmax_without_max_subtraction_overflows(check_code, solution_text):
-    src = mutate(solution_text("cpp-softmax"),
-                 ("scalar_t m = -std::numeric_limits<scalar_t>::infinity();", "scalar_t m = 0;"),
-                 ("for (int64_t j = 0; j < cols; ++j) m = std::max(m, in[j]);\n", ""), ext="t_nomax")
-    v = check_code("cpp-softmax", src)
+def test_softmax_without_max_subtraction_overflows(ext_mutant):
+    v = ext_mutant("cpp-softmax",
+                   ("scalar_t m = -std::numeric_limits<scalar_t>::infinity();", "scalar_t m = 0;"),
+                   ("for (int64_t j = 0; j < cols; ++j) m = std::max(m, in[j]);\n", ""), ext="t_nomax")
     failed(v, "NaN or inf", "subtract each row's max")
 
 
-def test_softmax_over_the_wrong_dimension_fails(check_code, solution_text):
-    src = mutate(solution_text("cpp-softmax"),
-                 ("const int64_t rows = input.size(0), cols = input.size(1);",
-                  "const int64_t rows = input.size(1), cols = input.size(0);"), ext="t_wrongdim")
-    v = check_code("cpp-softmax", src)
+def test_softmax_over_the_wrong_dimension_fails(ext_mutant):
+    v = ext_mutant("cpp-softmax",
+                   ("const int64_t rows = input.size(0), cols = input.size(1);",
+                    "const int64_t rows = input.size(1), cols = input.size(0);"), ext="t_wrongdim")
     failed(v, "softmax(x) for", "max abs error")
 
 
-def test_softmax_without_dtype_dispatch_fails_on_float64(check_code, solution_text):
-    src = mutate(solution_text("cpp-softmax"),
-                 ('AT_DISPATCH_FLOATING_TYPES(input.scalar_type(), "softmax", [&] {', "[&] { using scalar_t = float;"),
-                 ("    });\n    return out;", "    }();\n    return out;"), ext="t_float")
-    v = check_code("cpp-softmax", src)
+def test_softmax_without_dtype_dispatch_fails_on_float64(ext_mutant):
+    v = ext_mutant("cpp-softmax",
+                   ('AT_DISPATCH_FLOATING_TYPES(input.scalar_type(), "softmax", [&] {',
+                    "[&] { using scalar_t = float;"),
+                   ("    });\n    return out;", "    }();\n    return out;"), ext="t_float")
     failed(v, "float64", "AT_DISPATCH_FLOATING_TYPES")
 
 
-def test_softmax_without_contiguous_fails_on_a_transposed_input(check_code, solution_text):
-    src = mutate(solution_text("cpp-softmax"),
-                 ("const at::Tensor input = x.contiguous();", "const at::Tensor input = x;"), ext="t_nocontig")
-    v = check_code("cpp-softmax", src)
+def test_softmax_without_contiguous_fails_on_a_transposed_input(ext_mutant):
+    v = ext_mutant("cpp-softmax", ("const at::Tensor input = x.contiguous();", "const at::Tensor input = x;"),
+                   ext="t_nocontig")
     failed(v, "transposed", "max abs error")
 
 
@@ -123,14 +122,13 @@ def test_softmax_without_contiguous_fails_on_a_transposed_input(check_code, solu
 def test_cuda_softmax_is_skipped_without_a_gpu(check_code, solution_text, course):
     for source in (solution_text("cuda-softmax"), course.exercise("cuda-softmax").stub):
         v = check_code("cuda-softmax", source)
-        assert v.status == "skipped", (v.status, v.reason)
+        assert v.status == "skipped", describe(v)
         assert "needs a CUDA GPU" in v.reason
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
-def test_cuda_softmax_solution_passes(check_code, solution_text):
-    v = check_code("cuda-softmax", solution_text("cuda-softmax"))
-    assert v.status == "passed", (v.reason, v.details, v.output[-2000:])
+def test_cuda_softmax_solution_passes(solution_verdict):
+    v = assert_passes(solution_verdict("cuda-softmax"))
     assert v.figures["speedup_vs_one_thread_per_row"] >= 5
 
 
@@ -143,14 +141,12 @@ def test_cuda_softmax_one_thread_per_row_is_too_slow(check_code, course):
                         '    TORCH_CHECK(x.scalar_type() == at::kFloat, "softmax: expected a float32 tensor");\n'
                         '    TORCH_CHECK(x.dim() == 2, "softmax: expected a 2-D tensor");\n'
                         '    TORCH_CHECK(x.size(0) <= std::numeric_limits<int>::max()'))
-    v = check_code("cuda-softmax", src)
-    failed(v, "as fast as one thread per row")
+    failed(check_code("cuda-softmax", src), "as fast as one thread per row")
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
-def test_cuda_softmax_without_max_subtraction_overflows(check_code, solution_text):
-    src = mutate(solution_text("cuda-softmax"), ("m = block_reduce<true>(m, partials);", "m = 0.0f;"), ext="t_nomax")
-    v = check_code("cuda-softmax", src)
+def test_cuda_softmax_without_max_subtraction_overflows(ext_mutant):
+    v = ext_mutant("cuda-softmax", ("m = block_reduce<true>(m, partials);", "m = 0.0f;"), ext="t_nomax")
     failed(v, "NaN or inf")
 
 
@@ -162,31 +158,24 @@ def _(x):
 DECORATOR = '@torch.library.custom_op("tutor_ch03::row_logsumexp", mutates_args=())\n'
 
 
-def test_custom_op_solution_passes(check_code, solution_text):
-    v = check_code("library-custom-op", solution_text("library-custom-op"))
-    assert v.status == "passed", (v.reason, v.details, v.output[-2000:])
+def test_custom_op_solution_passes(solution_verdict):
+    v = assert_passes(solution_verdict("library-custom-op"))
     assert "compile_s" in v.figures
 
 
-def test_custom_op_without_fake_fails(check_code, solution_text):
-    v = check_code("library-custom-op", mutate(solution_text("library-custom-op"), (FAKE, "")))
-    failed(v, "no fake implementation", "register_fake")
+def test_custom_op_without_fake_fails(mutant):
+    failed(mutant("library-custom-op", FAKE, ""), "no fake implementation", "register_fake")
 
 
-def test_custom_op_fake_with_the_input_shape_fails(check_code, solution_text):
-    src = mutate(solution_text("library-custom-op"),
-                 ("return x.new_empty(x.shape[:-1])", "return torch.empty_like(x)"))
-    v = check_code("library-custom-op", src)
+def test_custom_op_fake_with_the_input_shape_fails(mutant):
+    v = mutant("library-custom-op", "return x.new_empty(x.shape[:-1])", "return torch.empty_like(x)")
     failed(v, "fake implementation", "shape (", "one value per row")
 
 
-def test_custom_op_fake_that_runs_the_kernel_fails(check_code, solution_text):
-    src = mutate(solution_text("library-custom-op"),
-                 ("return x.new_empty(x.shape[:-1])", "return _ext.row_logsumexp(x)"))
-    v = check_code("library-custom-op", src)
+def test_custom_op_fake_that_runs_the_kernel_fails(mutant):
+    v = mutant("library-custom-op", "return x.new_empty(x.shape[:-1])", "return _ext.row_logsumexp(x)")
     failed(v, "fake implementation raised", "never call the C++ kernel")
 
 
-def test_plain_function_is_not_an_operator(check_code, solution_text):
-    v = check_code("library-custom-op", mutate(solution_text("library-custom-op"), (DECORATOR, ""), (FAKE, "")))
-    failed(v, "plain Python function", "torch.library.custom_op")
+def test_plain_function_is_not_an_operator(mutant):
+    failed(mutant("library-custom-op", (DECORATOR, ""), (FAKE, "")), "plain Python function", "torch.library.custom_op")
