@@ -15,7 +15,7 @@ from typing import NoReturn, Sequence
 from rich.console import Console
 
 from tutor import paths
-from tutor.course import Chapter, Course, Exercise, LessonError, load_course
+from tutor.course import Course, Exercise, LessonError, load_course
 from tutor.progress import Progress, ProgressError
 from tutor.workspace import Workspace, WorkspaceError
 
@@ -80,10 +80,6 @@ def build_parser() -> argparse.ArgumentParser:
 # Helpers shared by the commands
 
 
-def _course() -> Course:
-    return load_course()
-
-
 def _progress(home: Path) -> Progress:
     progress = Progress(home)
     if progress.notice:
@@ -141,7 +137,7 @@ def _ago(ts: float | None) -> str:
 def cmd_list(args: argparse.Namespace, home: Path) -> int:
     from rich.table import Table
 
-    course = _course()
+    course = load_course()
     progress = _progress(home)
     done = progress.all_exercises()
     table = Table(title="PyTorch tutor · chapters", title_justify="left")
@@ -159,7 +155,7 @@ def cmd_list(args: argparse.Namespace, home: Path) -> int:
 
 
 def cmd_hint(args: argparse.Namespace, home: Path) -> int:
-    course = _course()
+    course = load_course()
     exercise = find_exercise(course, args.exercise)
     progress = _progress(home)
     before = progress.exercise(exercise.id).hints_used
@@ -175,7 +171,7 @@ def cmd_hint(args: argparse.Namespace, home: Path) -> int:
 
 
 def cmd_reset(args: argparse.Namespace, home: Path) -> int:
-    course = _course()
+    course = load_course()
     exercise = find_exercise(course, args.exercise)
     backup = Workspace(home).reset(exercise)
     if backup:
@@ -186,22 +182,20 @@ def cmd_reset(args: argparse.Namespace, home: Path) -> int:
 
 
 def cmd_start(args: argparse.Namespace, home: Path) -> int:
-    course = _course()
+    course = load_course()
     chapter = parse_chapter(args.where, course)
     workspace = Workspace(home)
     workspace.ensure(course)
     progress = _progress(home)
     step_id: str | None = None
-    if chapter is None:
-        last = progress.last_position()
+    last = progress.last_position()
+    if chapter is None:  # resume where the learner left off, else the first chapter
         if last and last[0] in {c.number for c in course.chapters}:
             chapter, step_id = last
         else:
             chapter = course.chapters[0].number
-    else:
-        last = progress.last_position()
-        if last and last[0] == chapter:
-            step_id = last[1]
+    elif last and last[0] == chapter:
+        step_id = last[1]
     progress.set_position(chapter, step_id)
     progress.close()
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
@@ -216,7 +210,7 @@ def cmd_start(args: argparse.Namespace, home: Path) -> int:
 def cmd_stats(args: argparse.Namespace, home: Path) -> int:
     from tutor.stats import render_stats, summarize
 
-    course = _course()
+    course = load_course()
     console.print(render_stats(summarize(_progress(home), course)))
     return EXIT_OK
 
@@ -224,7 +218,7 @@ def cmd_stats(args: argparse.Namespace, home: Path) -> int:
 def cmd_check(args: argparse.Namespace, home: Path) -> int:
     from tutor import checks
 
-    course = _course()
+    course = load_course()
     if args.solutions and args.stubs:
         raise UsageError("choose --solutions or --stubs, not both")
     progress = _progress(home)

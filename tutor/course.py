@@ -61,6 +61,21 @@ class Needs:
     gpus: int = 0
     processes: int = 1
 
+    def device_here(self, gpus: int, requested: str = "auto") -> tuple[str | None, str]:
+        """The device this runs on with `gpus` GPUs and `--device requested`, or None with
+        the reason it cannot run (the one rule the runner and `tutor doctor` both use)."""
+        if self.device == "cuda":
+            if requested == "cpu":
+                return None, self.describe() + " (--device cpu was asked for)"
+            if gpus < max(1, self.gpus):
+                return None, self.describe()
+            return "cuda", ""
+        if self.device == "any":
+            if requested == "cuda" and gpus == 0:
+                return None, "needs a CUDA GPU (--device cuda was asked for)"
+            return ("cuda" if gpus and requested != "cpu" else "cpu"), ""
+        return "cpu", ""
+
     def describe(self) -> str:
         if self.device == "cuda":
             n = max(self.gpus, 1)

@@ -29,37 +29,33 @@ class Report:
     skipped: int = 0
 
 
+def _syntax_problem(code: str, path: Path, course: Course, where: str = "") -> str | None:
+    try:
+        ast.parse(code, filename=str(path))
+    except SyntaxError as exc:
+        return f"{_rel(path, course)}: {where}line {exc.lineno}: {exc.msg}"
+    return None
+
+
 def static_problems(course: Course) -> list[str]:
     """Problems found without running anything."""
-    problems: list[str] = []
+    found: list[str | None] = []
     for chapter in course.chapters:
         for step in chapter.steps:
-            for lang, path in step.texts.items():
-                text = path.read_text(encoding="utf-8")
-                for i, block in enumerate(code_blocks(text)):
-                    if block.language != "python":
-                        continue
-                    try:
-                        ast.parse(block.code, filename=str(path))
-                    except SyntaxError as exc:
-                        problems.append(f"{_rel(path, course)}: python block {i}: line {exc.lineno}: {exc.msg}")
-            if isinstance(step, Exercise):
-                stub = step.stub.read_text(encoding="utf-8")
-                if "TODO" not in stub:
-                    problems.append(f"{_rel(step.stub, course)}: the stub has no TODO marker")
-                for path in (step.stub, step.solution, step.checker):
-                    try:
-                        ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-                    except SyntaxError as exc:
-                        problems.append(f"{_rel(path, course)}: line {exc.lineno}: {exc.msg}")
-                for helper in step.checker.parent.glob("_*.py"):
-                    try:
-                        ast.parse(helper.read_text(encoding="utf-8"), filename=str(helper))
-                    except SyntaxError as exc:
-                        problems.append(f"{_rel(helper, course)}: line {exc.lineno}: {exc.msg}")
-                if "def check" not in step.checker.read_text(encoding="utf-8"):
-                    problems.append(f"{_rel(step.checker, course)}: no `def check(ctx)`")
-    return list(dict.fromkeys(problems))  # a shared helper is seen once per exercise
+            for path in step.texts.values():
+                for i, block in enumerate(code_blocks(path.read_text(encoding="utf-8"))):
+                    if block.language == "python":
+                        found.append(_syntax_problem(block.code, path, course, f"python block {i}: "))
+            if not isinstance(step, Exercise):
+                continue
+            if "TODO" not in step.stub.read_text(encoding="utf-8"):
+                found.append(f"{_rel(step.stub, course)}: the stub has no TODO marker")
+            # The exercise's files and the chapter's shared checker helpers (checks/_*.py).
+            for path in (step.stub, step.solution, step.checker, *step.checker.parent.glob("_*.py")):
+                found.append(_syntax_problem(path.read_text(encoding="utf-8"), path, course))
+            if "def check" not in step.checker.read_text(encoding="utf-8"):
+                found.append(f"{_rel(step.checker, course)}: no `def check(ctx)`")
+    return list(dict.fromkeys(p for p in found if p))  # a shared helper is seen once per exercise
 
 
 def _rel(path: Path, course: Course) -> str:

@@ -91,12 +91,11 @@ def doctor(console: Console, home: Path) -> int:
         missing = []
         n = 0
         for e in c.exercises:
-            needs = e.needs
-            can = ("torch" in info and (needs.device != "cuda" or gpus >= max(1, needs.gpus))
-                   and (c.number != 3 or (cxx and ninja)))
+            device, why = e.needs.device_here(gpus)
+            can = "torch" in info and device is not None and (c.number != 3 or (cxx and ninja))
             n += bool(can)
             if not can:
-                missing.append(f"{e.id} ({needs.describe()})")
+                missing.append(f"{e.id} ({why or 'needs a C++ toolchain with ninja'})")
         runnable.add_row(f"{c.number}. {c.title}", f"{n}/{len(c.exercises)}", ", ".join(missing) or "—")
     console.print(runnable)
     return 0 if "torch" in info else 1

@@ -110,19 +110,7 @@ class Runner:
 
     def resolve_device(self, exercise: Exercise) -> tuple[str | None, str]:
         """The device this exercise runs on here, or None with the reason it cannot run."""
-        needs = exercise.needs
-        gpus = self.info.gpus
-        if needs.device == "cuda":
-            if self.device == "cpu":
-                return None, needs.describe() + " (--device cpu was asked for)"
-            if gpus < max(1, needs.gpus):
-                return None, needs.describe()
-            return "cuda", ""
-        if needs.device == "any":
-            if self.device == "cuda" and gpus == 0:
-                return None, "needs a CUDA GPU (--device cuda was asked for)"
-            return ("cuda" if gpus and self.device != "cpu" else "cpu"), ""
-        return "cpu", ""
+        return exercise.needs.device_here(self.info.gpus, self.device)
 
     def request_for(self, exercise: Exercise, code: Path, seed: int | None = None,
                     device: str = "cpu") -> RunRequest:

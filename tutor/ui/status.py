@@ -42,7 +42,7 @@ def step_status(step: Step, snap: Snapshot) -> str:
         status = rec.status if rec else "new"
         if status == "passed":
             return "passed"
-        if step.needs.device == "cuda" and (snap.gpus is None or snap.gpus < max(1, step.needs.gpus)):
+        if step.needs.device_here(snap.gpus or 0)[0] is None:  # GPUs unknown yet count as none
             return "cuda"
         return status if status in ("new", "started") else "new"
     if isinstance(step, Passage):

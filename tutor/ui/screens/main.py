@@ -203,7 +203,7 @@ class MainScreen(SavingMixin, CheckingMixin, Screen[None]):
 
     def _idle_text(self, ex: Exercise) -> str:
         text = "Ctrl+R or F5 checks your code.  Tab (outside indentation) gives a hint."
-        if ex.needs.device == "cuda" and not self.tutor.gpus:
+        if ex.needs.device_here(self.tutor.gpus or 0)[0] is None:
             text += f"\nThis exercise {ex.needs.describe()}: here the check will be skipped."
         return text
 
