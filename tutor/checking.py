@@ -304,15 +304,17 @@ class Context:
     # -- speed and memory ----------------------------------------------------------------------
 
     def time(self, learner: Callable[[], Any], reference: Callable[[], Any], *, name: str = "time",
+             compares: str = "yours vs the reference solution",
              budget_s: float = 0.3, min_rounds: int = 7, warmup: int = 2) -> Timing:
         """Time learner and reference side by side: warm-up, then interleaved rounds (ABBA),
-        each a block of calls long enough to measure; medians, IQR and the speedup."""
+        each a block of calls long enough to measure; medians, IQR and the speedup.
+        `compares` says in words what the two sides are (shown beside the figure)."""
         from tutor.runner import timing  # torch-side helper, imported only when used
 
         self.phase(f"timing {name}")
         result = timing.interleaved(learner, reference, device=self.device, budget_s=budget_s,
                                     min_rounds=min_rounds, warmup=warmup)
-        self.figure(name, result.as_dict())
+        self.figure(name, {**result.as_dict(), "compares": compares})
         return result
 
     def peak_memory(self, fn: Callable[[], Any]) -> int:
@@ -322,11 +324,11 @@ class Context:
         return memory.peak_bytes(fn, self.device)
 
     def memory(self, learner: Callable[[], Any], reference: Callable[[], Any], *,
-               name: str = "memory") -> Memory:
+               name: str = "memory", compares: str = "yours vs the reference solution") -> Memory:
         """Peak tensor memory of learner and reference, each in its own measured call."""
         self.phase(f"measuring {name}")
         result = Memory(self.peak_memory(learner), self.peak_memory(reference), self.device.type)
-        self.figure(name, result.as_dict())
+        self.figure(name, {**result.as_dict(), "compares": compares})
         return result
 
 
