@@ -47,11 +47,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("list", help="the chapters and your progress")
 
-    h = sub.add_parser("hint", help="show the next hint for an exercise")
-    h.add_argument("exercise")
+    h = sub.add_parser("hint", help="show the next hint for an exercise (default: the current one)")
+    h.add_argument("exercise", nargs="?", help="EXERCISE id, or nothing for the current exercise")
 
-    r = sub.add_parser("reset", help="restore an exercise's starting code (your version is backed up)")
-    r.add_argument("exercise")
+    r = sub.add_parser("reset", help="restore an exercise's starting code (your version is backed up; "
+                                     "default: the current exercise)")
+    r.add_argument("exercise", nargs="?", help="EXERCISE id, or nothing for the current exercise")
 
     c = sub.add_parser("check", help="check exercises headless")
     c.add_argument("target", nargs="*", help="EXERCISE, `chapter N`, or nothing for the current exercise")
@@ -154,10 +155,21 @@ def cmd_list(args: argparse.Namespace, home: Path) -> int:
     return EXIT_OK
 
 
+def _exercise_arg(course: Course, ident: str | None, progress: Progress) -> Exercise:
+    """The named exercise, or the one the learner is on (as `tutor check` with no argument)."""
+    if ident:
+        return find_exercise(course, ident)
+    from tutor import checks
+
+    return checks.current_exercise(course, progress)
+
+
 def cmd_hint(args: argparse.Namespace, home: Path) -> int:
     course = load_course()
-    exercise = find_exercise(course, args.exercise)
     progress = _progress(home)
+    exercise = _exercise_arg(course, args.exercise, progress)
+    if not args.exercise:  # say which one we picked
+        console.print(f"{exercise.id} · {exercise.title}", markup=False, style="bold")
     before = progress.exercise(exercise.id).hints_used
     if before >= len(exercise.hints):
         console.print(f"[bold]{exercise.title}[/]: all {len(exercise.hints)} hints are shown below; "
@@ -172,7 +184,7 @@ def cmd_hint(args: argparse.Namespace, home: Path) -> int:
 
 def cmd_reset(args: argparse.Namespace, home: Path) -> int:
     course = load_course()
-    exercise = find_exercise(course, args.exercise)
+    exercise = _exercise_arg(course, args.exercise, _progress(home))
     backup = Workspace(home).reset(exercise)
     if backup:
         console.print(f"Restored the starting code of [bold]{exercise.id}[/]. Your version is saved as {backup}")
