@@ -7,17 +7,25 @@
 
 The fixtures come from here (and `check_code`, `solution_text` from tests/conftest.py); import
 the plain helpers with `from .conftest import assert_fails, assert_passes, mutate`.
+
+Verdicts must not depend on luck: `mutant(...)` runs each wrong solution on several seeds
+(TUTOR_MUTANT_SEEDS=5 to try more) and asserts every one is rejected; `variant(...)` does the
+same for a correct-but-different solution, asserting every seed passes.
 """
 
 from __future__ import annotations
 
+import os
+import zlib
 from typing import Callable
 
 import pytest
 
-from tutor.runner.protocol import Verdict
+from tutor.runner.protocol import CRASHED, ERROR, FAILED, TIMEOUT, Verdict
 
 Edit = tuple[str, str]
+DEFAULT_SEEDS = 2
+REJECTED = (FAILED, ERROR, TIMEOUT, CRASHED)  # what counts as the check saying no
 
 
 def mutate(source: str, *edits: Edit) -> str:
@@ -54,22 +62,75 @@ def assert_fails(v: Verdict, *words: str, ignore_case: bool = False) -> str:
     return v.reason
 
 
+def mutant_seeds(key: str, count: int | None = None) -> list[int]:
+    """`count` (default: env TUTOR_MUTANT_SEEDS, else 2) distinct seeds fixed by `key`: each call
+    gets its own seeds, and a rerun of the same test uses the same ones, so a failure reproduces."""
+    n = count if count is not None else int(os.environ.get("TUTOR_MUTANT_SEEDS") or DEFAULT_SEEDS)
+    assert n >= 1, "at least one seed"
+    base = zlib.crc32(key.encode("utf-8"))
+    return [(base + k * 1_000_003) % 2**31 for k in range(n)]
+
+
+def _edits(exercise_id: str, edits: tuple) -> tuple[Edit, ...]:
+    if edits and isinstance(edits[0], str):
+        assert len(edits) == 2, f"{exercise_id}: mutant(exercise_id, old, new) or mutant(exercise_id, (old, new), ...)"
+        return (tuple(edits),)  # type: ignore[return-value]
+    return tuple(edits)
+
+
 @pytest.fixture
 def mutant(check_code, solution_text) -> Callable[..., Verdict]:
     """mutant(exercise_id, old, new) -> the verdict on the exercise's reference solution with
     `old` replaced by `new`; mutant(exercise_id, (old, new), (old2, new2), ...) applies several
-    edits in turn."""
+    edits in turn.
 
-    def run(exercise_id: str, *edits) -> Verdict:
-        if edits and isinstance(edits[0], str):
-            assert len(edits) == 2, "mutant(exercise_id, old, new) or mutant(exercise_id, (old, new), ...)"
-            edits = (tuple(edits),)
-        return check_code(exercise_id, mutate(solution_text(exercise_id), *edits))
+    The mutant runs on several seeds (`seeds=N`, else env TUTOR_MUTANT_SEEDS, else 2) and every
+    run must reject it (failed, error, timeout or crash): a wrong answer that passes on a lucky
+    seed is a checker bug. Returns the first seed's verdict, for the test to assert its reason."""
+
+    def run(exercise_id: str, *edits, seeds: int | None = None) -> Verdict:
+        edits = _edits(exercise_id, edits)
+        source = mutate(solution_text(exercise_id), *edits)
+        verdicts = [check_code(exercise_id, source, seed=s)
+                    for s in mutant_seeds(f"{exercise_id}|{edits!r}", seeds)]
+        for v in verdicts:
+            assert v.status in REJECTED, (
+                f"the mutant was not rejected on seed {v.seed} "
+                f"(seeds tried: {[x.seed for x in verdicts]})\n{describe(v)}")
+        return verdicts[0]
 
     return run
 
 
 @pytest.fixture
-def solution_verdict(check_code, solution_text) -> Callable[[str], Verdict]:
-    """solution_verdict(exercise_id) -> the verdict on the exercise's unchanged reference solution."""
-    return lambda exercise_id: check_code(exercise_id, solution_text(exercise_id))
+def variant(check_code, solution_text) -> Callable[..., Verdict]:
+    """variant(exercise_id, old, new) -> like `mutant`, for a correct-but-different solution: every
+    seed must pass. Returns the first seed's verdict."""
+
+    def run(exercise_id: str, *edits, seeds: int | None = None) -> Verdict:
+        edits = _edits(exercise_id, edits)
+        source = mutate(solution_text(exercise_id), *edits)
+        verdicts = [check_code(exercise_id, source, seed=s)
+                    for s in mutant_seeds(f"variant|{exercise_id}|{edits!r}", seeds)]
+        for v in verdicts:
+            assert_passes(v)
+        return verdicts[0]
+
+    return run
+
+
+@pytest.fixture
+def solution_verdict(check_code, solution_text) -> Callable[..., Verdict]:
+    """solution_verdict(exercise_id) -> the verdict on the exercise's unchanged reference solution
+    (on several seeds with `seeds=N`; the first verdict is returned, every one must pass then)."""
+
+    def run(exercise_id: str, seeds: int | None = None) -> Verdict:
+        if seeds is None:
+            return check_code(exercise_id, solution_text(exercise_id))
+        verdicts = [check_code(exercise_id, solution_text(exercise_id), seed=s)
+                    for s in mutant_seeds(f"solution|{exercise_id}", seeds)]
+        for v in verdicts:
+            assert_passes(v)
+        return verdicts[0]
+
+    return run
