@@ -35,3 +35,42 @@ def test_dev_check_reports_a_stub_that_passes_and_a_missing_todo(tmp_path):
     assert done.returncode == 1
     assert "exercises/sigmoid.py: the stub has no TODO marker" in done.stdout
     assert "02-custom-autograd/sigmoid: the stub PASSES its check (it must fail)" in done.stdout
+
+
+def test_no_stub_contains_a_key_line_of_its_solution(course):
+    """Issue 15: the stubs state the task, the solutions' `# key` lines are the answer."""
+    from tutor.devcheck import key_line_problems
+
+    found = [p for e in course.exercises for p in key_line_problems(e.stub, e.solution, course)]
+    assert not found, "\n".join(found)
+
+
+def test_key_lines_are_compared_as_tokens():
+    from tutor.devcheck import code_lines
+
+    solution = code_lines('y = torch.where(x > 0, g, g*0.1)  # key\nz = 1  # keyboard\n'
+                          'SRC = """\n  out[i] = v > 0 ? v : 0;  // key\n"""\n')
+    stub = code_lines('y = torch.where( x>0,g,g * 0.1 )   # TODO\nSRC = """\n  out[i]=v>0?v:0;\n"""\n')
+    keys = {line.tokens for line in solution if line.key}
+    assert len(keys) == 2  # `# keyboard` is not a mark
+    assert [line.number for line in stub if line.tokens in keys] == [1, 3]
+
+
+def test_dev_check_reports_a_stub_that_contains_a_key_line(tmp_path):
+    course = tmp_path / "course"
+    shutil.copytree(ROOT / "lessons" / "02-custom-autograd", course / "lessons" / "02-custom-autograd")
+    shutil.copytree(ROOT / "solutions" / "02-custom-autograd", course / "solutions" / "02-custom-autograd")
+    solution = course / "solutions" / "02-custom-autograd" / "sigmoid.py"
+    stub = course / "lessons" / "02-custom-autograd" / "exercises" / "sigmoid.py"
+    planted = "PLANTED_ANSWER = grad_out * s * (1 - s)"
+    solution.write_text(solution.read_text() + f"\n{planted}  # key\n")
+    lines = stub.read_text().splitlines()
+    lines.append("PLANTED_ANSWER=grad_out*s*( 1-s )  # TODO: is this it?")  # the same tokens, spaced differently
+    stub.write_text("\n".join(lines) + "\n")
+    env = dict(os.environ, TUTOR_HOME=str(tmp_path / "home"), TUTOR_COURSE=str(course), COLUMNS="400")
+    done = subprocess.run([sys.executable, "-m", "tutor", "dev", "check", "--no-run"], capture_output=True,
+                          text=True, env=env, timeout=300, check=False)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert (f"lessons/02-custom-autograd/exercises/sigmoid.py:{len(lines)}: the stub contains the solution's key line"
+            in done.stdout)
+    assert "Traceback" not in done.stdout + done.stderr

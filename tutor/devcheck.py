@@ -1,14 +1,17 @@
 """`tutor dev check`: the course author's gate, modelled on rustlings' `dev check`.
 
-Every manifest loads; every guide code block parses; every stub has TODO markers; every
-exercise's stub FAILS its check and its solution PASSES. Exercises this machine cannot run
+Every manifest loads; every guide code block parses; every stub has TODO markers and none of
+the lines its solution marks `# key`; every exercise's stub FAILS its check and its solution PASSES. Exercises this machine cannot run
 (CUDA, several GPUs) are reported as skipped, never counted as passed.
 """
 
 from __future__ import annotations
 
 import ast
+import io
 import json
+import re
+import tokenize
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -37,6 +40,67 @@ def _syntax_problem(code: str, path: Path, course: Course, where: str = "") -> s
     return None
 
 
+# A solution marks the lines that ARE the answer with a trailing `# key` comment (or `// key` on a
+# line of C++ inside a source string); the stub must not contain any of them, so its TODOs state
+# the task and the hints carry the mechanics.
+_KEY_COMMENT = re.compile(r"#\s*key\b")
+_KEY_CPP = re.compile(r"//\s*key\b")
+_WORD = re.compile(r"\w+|[^\w\s]")
+
+
+@dataclass(frozen=True)
+class CodeLine:
+    number: int
+    tokens: tuple[str, ...]    # the line's code as tokens: whitespace and comments ignored
+    key: bool                  # marked `# key` (or `// key` inside a C++ source string)
+    text: str
+
+
+def code_lines(source: str) -> list[CodeLine]:
+    """Every physical line of a Python file, as tokens without whitespace or comments. Lines
+    inside a multi-line string (C++ sources for load_inline) lose their `//` comments instead."""
+    raw = source.splitlines()
+    comment_at: dict[int, tuple[int, str]] = {}   # line -> (column, text) of its Python comment
+    in_string: set[int] = set()                   # lines inside a multi-line string (not its first)
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if tok.type == tokenize.COMMENT:
+                comment_at[tok.start[0]] = (tok.start[1], tok.string)
+            elif tok.type == tokenize.STRING and tok.end[0] > tok.start[0]:
+                in_string.update(range(tok.start[0] + 1, tok.end[0] + 1))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        pass  # a file that does not parse is reported by the syntax rule; cut comments naively
+    lines = []
+    for number, text in enumerate(raw, start=1):
+        code, key = text, False
+        if number in comment_at:  # a Python comment (also after a string that closes here)
+            column, comment = comment_at[number]
+            code, key = text[:column], bool(_KEY_COMMENT.match(comment))
+        if number in in_string and "//" in code:
+            code, _, comment = code.partition("//")
+            key = key or bool(_KEY_CPP.match("//" + comment))
+        lines.append(CodeLine(number, tuple(_WORD.findall(code)), key, text.strip()))
+    return lines
+
+
+def key_line_problems(stub: Path, solution: Path, course: Course) -> list[str]:
+    """One problem per stub line that equals (token for token) a line the solution marks key."""
+    keys: dict[tuple[str, ...], CodeLine] = {}
+    problems = []
+    for line in code_lines(solution.read_text(encoding="utf-8")):
+        if line.key and not line.tokens:
+            problems.append(f"{_rel(solution, course)}:{line.number}: a `# key` mark on a line with no code")
+        elif line.key:
+            keys.setdefault(line.tokens, line)
+    for line in code_lines(stub.read_text(encoding="utf-8")):
+        if line.tokens in keys:
+            shown = " ".join(line.tokens) if len(line.text) > 100 else line.text
+            problems.append(f"{_rel(stub, course)}:{line.number}: the stub contains the solution's key line "
+                            f"{keys[line.tokens].number} ({shown[:100]}); state the task in the TODO and "
+                            "move the code into a hint")
+    return problems
+
+
 def static_problems(course: Course) -> list[str]:
     """Problems found without running anything."""
     found: list[str | None] = []
@@ -50,6 +114,7 @@ def static_problems(course: Course) -> list[str]:
                 continue
             if "TODO" not in step.stub.read_text(encoding="utf-8"):
                 found.append(f"{_rel(step.stub, course)}: the stub has no TODO marker")
+            found.extend(key_line_problems(step.stub, step.solution, course))
             # The exercise's files and the chapter's shared checker helpers (checks/_*.py).
             for path in (step.stub, step.solution, step.checker, *step.checker.parent.glob("_*.py")):
                 found.append(_syntax_problem(path.read_text(encoding="utf-8"), path, course))
@@ -124,9 +189,11 @@ def dev_check(console: Console, home: Path, chapters: list[int] | None = None, r
             table = Table(title="tutor dev check", title_justify="left")
             for col in ("exercise", "stub (must fail)", "solution (must pass)", "note"):
                 table.add_column(col, overflow="fold")
-            for key, sv, rv, note in report.rows:
-                stub_style = "green" if sv not in ("passed", "skipped") else STATUS_STYLE.get(sv, "")
-                table.add_row(key, f"[{stub_style}]{sv}[/]", f"[{STATUS_STYLE.get(rv, '')}]{rv}[/]", note)
+            for key, stub_status, sol_status, note in report.rows:
+                stub_style = ("green" if stub_status not in ("passed", "skipped")
+                              else STATUS_STYLE.get(stub_status, ""))
+                table.add_row(key, f"[{stub_style}]{stub_status}[/]",
+                              f"[{STATUS_STYLE.get(sol_status, '')}]{sol_status}[/]", note)
             console.print(table)
         for p in report.problems:
             console.print("✗ " + p, style="red", highlight=False, markup=False)
