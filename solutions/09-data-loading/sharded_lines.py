@@ -16,7 +16,8 @@ def read_samples(path: str) -> Iterator[int]:
 
 def shard(items: Sequence, worker_id: int, num_workers: int) -> list:
     """The items that worker `worker_id` (0 .. num_workers-1) handles."""
-    return list(items)[worker_id::num_workers]
+    # A stride keeps the remainder, and the shares differ by at most one item.
+    return list(items)[worker_id::num_workers]  # key
 
 
 class ShardedLines(IterableDataset):
@@ -25,7 +26,8 @@ class ShardedLines(IterableDataset):
         self.paths = [str(p) for p in paths]
 
     def __iter__(self) -> Iterator[int]:
-        info = get_worker_info()
-        paths = self.paths if info is None else shard(self.paths, info.id, info.num_workers)
+        info = get_worker_info()  # key
+        # A local variable, never self.paths: a persistent worker iterates its copy again next epoch.
+        paths = self.paths if info is None else shard(self.paths, info.id, info.num_workers)  # key
         for path in paths:
             yield from read_samples(path)

@@ -9,33 +9,75 @@ pytestmark = pytest.mark.slow
 
 # -- sharded IterableDataset ------------------------------------------------------------------
 
-SHARDED_PATHS = "paths = self.paths if info is None else shard(self.paths, info.id, info.num_workers)"
+SHARDED_PATHS = "paths = self.paths if info is None else shard(self.paths, info.id, info.num_workers)  # key"
+SHARD_LINE = "return list(items)[worker_id::num_workers]  # key"
 
 
 def test_sharded_solution_passes(solution_verdict):
     assert_passes(solution_verdict("sharded-iterable"))
 
 
+def test_sharded_contiguous_balanced_ranges_pass(variant):
+    # correct but different: contiguous ranges, the first `extra` workers take one more item
+    variant("sharded-iterable", SHARD_LINE,
+            "base, extra = divmod(len(items), num_workers)\n"
+            "    start = worker_id * base + min(worker_id, extra)\n"
+            "    return list(items[start:start + base + (worker_id < extra)])")
+
+
 def test_sharded_floor_division_drops_remainder(mutant):
-    v = mutant("sharded-iterable", "return list(items)[worker_id::num_workers]",
+    v = mutant("sharded-iterable", SHARD_LINE,
                "per = len(items) // num_workers\n"
                "    return list(items)[worker_id * per:(worker_id + 1) * per]")
-    assert_fails(v, "loses", "remainder")
+    assert_fails(v, "loses", "left over")
 
 
-def test_sharded_floor_division_in_iter_only_loses_samples(mutant):
-    # shard() is right, but __iter__ slices with len // n itself: samples go missing in the loader
+def test_sharded_rounded_up_chunks_are_uneven(mutant):
+    # ceil-sized chunks lose nothing, but leave the last workers with much less (or nothing)
+    v = mutant("sharded-iterable", SHARD_LINE,
+               "per = -(-len(items) // num_workers)\n"
+               "    return list(items)[worker_id * per:(worker_id + 1) * per]")
+    assert_fails(v, "shares of sizes", "at most one item")
+
+
+def test_sharded_floor_division_in_iter_only_loses_files(mutant):
+    # shard() is right, but __iter__ slices with len // n itself: files go unread in the loader
     v = mutant("sharded-iterable", SHARDED_PATHS,
                "if info is None:\n"
                "            paths = self.paths\n"
                "        else:\n"
                "            per = len(self.paths) // info.num_workers\n"
                "            paths = self.paths[info.id * per:(info.id + 1) * per]")
-    assert_fails(v, "never came out", "num_workers=2")
+    assert_fails(v, "never read", "num_workers=2", "leftover")
 
 
 def test_sharded_without_worker_info_duplicates(mutant):
-    assert_fails(mutant("sharded-iterable", SHARDED_PATHS, "paths = self.paths"), "more than once", "get_worker_info")
+    v = mutant("sharded-iterable", SHARDED_PATHS, "paths = self.paths")
+    assert_fails(v, "once by each worker", "get_worker_info")
+
+
+def test_sharded_per_worker_shuffle_is_blamed_on_the_split(mutant):
+    # each worker shuffles its own copy of the file list: the workers no longer agree
+    v = mutant("sharded-iterable", SHARDED_PATHS,
+               "import random\n"
+               "        order = list(self.paths)\n"
+               "        random.shuffle(order)\n"
+               "        paths = order if info is None else shard(order, info.id, info.num_workers)")
+    assert_fails(v, "split the files differently", "no per-worker shuffling")
+
+
+def test_sharded_assumed_two_workers(mutant):
+    v = mutant("sharded-iterable", SHARDED_PATHS,
+               "paths = self.paths if info is None else shard(self.paths, info.id, 2)")
+    assert_fails(v, "num_workers=1", "do not cover", "info.num_workers")
+
+
+def test_sharded_overwriting_self_paths_breaks_the_second_epoch(mutant):
+    v = mutant("sharded-iterable", SHARDED_PATHS,
+               "if info is not None:\n"
+               "            self.paths = shard(self.paths, info.id, info.num_workers)\n"
+               "        paths = self.paths")
+    assert_fails(v, "second epoch", "self.paths")
 
 
 def test_sharded_by_sample_reads_every_file_in_every_worker(mutant):

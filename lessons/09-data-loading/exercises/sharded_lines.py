@@ -8,7 +8,7 @@ come out exactly once, also when the number of files is not a multiple of n.
 
 from typing import Iterator, Sequence
 
-from torch.utils.data import IterableDataset, get_worker_info
+from torch.utils.data import IterableDataset, get_worker_info  # noqa: F401  (you will want it)
 
 
 def read_samples(path: str) -> Iterator[int]:
@@ -24,11 +24,12 @@ def shard(items: Sequence, worker_id: int, num_workers: int) -> list:
     """The items that worker `worker_id` (0 .. num_workers-1) handles.
 
     Every item must land in exactly one worker's share, and the shares may differ in size
-    by at most one item.
+    by at most one item. Leave `items` itself as it was.
     """
-    # TODO: return this worker's share of `items`. A stride `items[worker_id::num_workers]`
-    # or balanced ranges both work; `len(items) // num_workers` items per worker does not
-    # (it silently drops the remainder).
+    # TODO: return this worker's share of `items` as a list.
+    # Watch out: the number of items is often not a multiple of num_workers (and can be smaller
+    # than it). Whatever is left over after equal shares must still go to someone, and no
+    # worker may get two more items than another.
     raise NotImplementedError("TODO: split the items across the workers")
 
 
@@ -38,8 +39,10 @@ class ShardedLines(IterableDataset):
         self.paths = [str(p) for p in paths]
 
     def __iter__(self) -> Iterator[int]:
-        # TODO: ask get_worker_info(). It is None in the main process (num_workers=0): read
-        # every file. In a worker it has .id and .num_workers: read only
-        # shard(self.paths, info.id, info.num_workers).
-        # TODO: yield the samples of each of those files with read_samples(path).
+        # TODO: find out whether this runs in the main process or in a DataLoader worker (and
+        # which one, of how many), then yield the samples of the files this process is
+        # responsible for.
+        # Watch out: every worker runs this same code on its own copy of the dataset, so the
+        # workers must agree on the split without talking to each other, and a second epoch
+        # must read the same files again.
         raise NotImplementedError("TODO: yield the samples of this worker's files")
