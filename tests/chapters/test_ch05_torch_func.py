@@ -11,8 +11,22 @@ pytestmark = pytest.mark.slow
 # -- func-vmap-linear ---------------------------------------------------------------------------
 
 def test_vmap_linear_solution_passes(solution_verdict):
-    v = assert_passes(solution_verdict("func-vmap-linear"))
+    v = assert_passes(solution_verdict("func-vmap-linear", seeds=2))
     assert {"time", "reference_vs_loop"} <= set(v.figures)
+    # Both figures compare with the Python loop, not with the reference: they say so.
+    assert "Python loop" in v.figures["time"]["compares"]
+    assert "loop" in v.figures["reference_vs_loop"]["compares"]
+
+
+def test_vmap_linear_moving_the_dim_afterwards_passes(variant):
+    """Correct but different: vmap with the default out_dims, then move the layer dim."""
+    variant("func-vmap-linear", ", out_dims=1)(x, weight, bias)", ")(x, weight, bias).movedim(0, 1)")
+
+
+def test_vmap_linear_reshape_instead_of_moving_the_dim(mutant):
+    v = mutant("func-vmap-linear", ", out_dims=1)(x, weight, bias)",
+               ")(x, weight, bias).reshape(x.shape[0], weight.shape[0], -1)")
+    assert_fails(v, "scrambled", "out_dims=1")
 
 
 def test_vmap_linear_default_out_dims_puts_layers_first(mutant):

@@ -12,8 +12,10 @@ from torch.nn import functional as F
 
 def batched_linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor) -> torch.Tensor:
     """x: (batch, in), weight: (N, out, in), bias: (N, out) -> (batch, N, out)."""
-    # TODO: vmap F.linear over the layers: which arguments are mapped, and over which dim
-    #       (in_dims)? Where does the mapped dim go in the result (out_dims)?
+    # TODO: one vmapped call over the layers, no Python loop. Decide which arguments carry the
+    #       layer index (and which one every layer shares), and make sure the layer index ends up
+    #       in the MIDDLE of the result. Watch out: a reshape gives the right shape but mixes
+    #       up the layers.
     raise NotImplementedError("TODO: implement batched_linear with torch.func.vmap")
 
 
