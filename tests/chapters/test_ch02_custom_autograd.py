@@ -3,14 +3,23 @@ fail with a reason that says what is wrong."""
 
 import pytest
 
-from .conftest import assert_fails, assert_passes
+from .conftest import assert_fails, assert_passes, describe
 
 pytestmark = pytest.mark.slow
 
 
-@pytest.mark.parametrize("exercise", ["sigmoid", "leaky-relu", "stable-logsumexp", "straight-through"])
+EXERCISES = ["sigmoid", "leaky-relu", "stable-logsumexp", "straight-through"]
+
+
+@pytest.mark.parametrize("exercise", EXERCISES)
 def test_solution_passes(solution_verdict, exercise):
-    assert_passes(solution_verdict(exercise))
+    assert_passes(solution_verdict(exercise, seeds=2))
+
+
+@pytest.mark.parametrize("exercise", EXERCISES)
+def test_stub_fails(check_code, course, exercise):
+    v = check_code(exercise, course.exercise(exercise).stub)
+    assert v.status in ("failed", "error") and "TODO" in v.reason, describe(v)
 
 
 # -- sigmoid ---------------------------------------------------------------------------------
@@ -21,10 +30,29 @@ def test_sigmoid_wrong_derivative(mutant):
                  "gradient of x", "max abs error")
 
 
+def test_sigmoid_ignoring_the_incoming_gradient(mutant):
+    assert_fails(mutant("sigmoid", "return grad_out * s * (1 - s)", "return s * (1 - s)"), "gradient of x")
+
+
 def test_sigmoid_saving_the_input_instead_of_the_output(mutant):
     v = mutant("sigmoid", ("ctx.save_for_backward(s)", "ctx.save_for_backward(x)"),
                ("(s,) = ctx.saved_tensors", "(x,) = ctx.saved_tensors\n        s = torch.sigmoid(x)"))
-    assert_fails(v, "save s = sigmoid(x)")
+    assert_fails(v, "not its output", "without another exp")
+
+
+def test_sigmoid_saving_a_copy_of_the_output(mutant):
+    v = mutant("sigmoid", "ctx.save_for_backward(s)", "ctx.save_for_backward(s.detach().clone())")
+    assert_fails(v, "saved a copy of its output")
+
+
+def test_sigmoid_computing_in_float32_whatever_the_input(mutant):
+    v = mutant("sigmoid", "s = torch.sigmoid(x)", "s = torch.sigmoid(x.float())")
+    assert_fails(v, "float64")
+
+
+def test_sigmoid_from_the_exp_formula_passes(variant):
+    variant("sigmoid", ("s = torch.sigmoid(x)", "s = 1 / (1 + torch.exp(-x))"),
+            ("return grad_out * s * (1 - s)", "return grad_out * (s - s * s)"))
 
 
 # -- leaky ReLU ------------------------------------------------------------------------------
