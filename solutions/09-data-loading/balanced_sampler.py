@@ -11,16 +11,16 @@ class BalancedClassSampler(Sampler[int]):
         self.num_samples = num_samples
         labels = torch.as_tensor(labels, dtype=torch.long).flatten()
         classes = torch.unique(labels)
-        self.by_class = [(labels == c).nonzero().flatten() for c in classes]
-        self.generator = torch.Generator().manual_seed(seed)
+        self.by_class = [(labels == c).nonzero().flatten() for c in classes]  # key
+        self.generator = torch.Generator().manual_seed(seed)  # key
 
     def __iter__(self) -> Iterator[int]:
         g, n = self.generator, self.num_samples
-        cls = torch.randint(len(self.by_class), (n,), generator=g)
+        cls = torch.randint(len(self.by_class), (n,), generator=g)  # key
         out = torch.empty(n, dtype=torch.long)
         for c, idx in enumerate(self.by_class):
             where = cls == c
-            pick = torch.randint(len(idx), (int(where.sum()),), generator=g)
+            pick = torch.randint(len(idx), (int(where.sum()),), generator=g)  # key
             out[where] = idx[pick]
         yield from out.tolist()
 

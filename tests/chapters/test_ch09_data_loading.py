@@ -92,17 +92,33 @@ def test_sharded_by_sample_reads_every_file_in_every_worker(mutant):
 
 # -- balanced class sampler -------------------------------------------------------------------
 
+BY_CLASS = "self.by_class = [(labels == c).nonzero().flatten() for c in classes]  # key"
+PICK = "pick = torch.randint(len(idx), (int(where.sum()),), generator=g)  # key"
+
+
 def test_balanced_solution_passes(solution_verdict):
     v = assert_passes(solution_verdict("balanced-sampler"))
     assert "build_time_200k_labels" in v.figures
+
+
+def test_balanced_inverse_frequency_weights_pass(variant):
+    # correct but different: one multinomial draw with weight 1/(size of the item's class)
+    variant("balanced-sampler",
+            ("        yield from out.tolist()",
+             "        yield from torch.multinomial(self.weights, n, replacement=True, generator=g).tolist()"),
+            ("        self.generator = torch.Generator().manual_seed(seed)  # key",
+             "        self.generator = torch.Generator().manual_seed(seed)\n"
+             "        counts = torch.bincount(torch.unique(labels, return_inverse=True)[1])\n"
+             "        self.weights = 1.0 / counts[torch.unique(labels, return_inverse=True)[1]].double()"))
 
 
 def test_balanced_global_rng_is_not_reproducible(check_code, solution_text):
     src = mutate(solution_text("balanced-sampler"),
                  ("self.generator = torch.Generator().manual_seed(seed)",
                   "np.random.seed(seed)\n        self.generator = None"))
-    v = check_code("balanced-sampler", "import numpy as np\n" + src)
-    assert_fails(v, "same labels and seed gave different orders")
+    for seed in (11, 12):
+        v = check_code("balanced-sampler", "import numpy as np\n" + src, seed=seed)
+        assert_fails(v, "same labels and seed gave different orders")
 
 
 def test_balanced_uniform_indices_are_not_balanced(mutant):
@@ -112,10 +128,44 @@ def test_balanced_uniform_indices_are_not_balanced(mutant):
     assert_fails(v, "of the time", "equally often")
 
 
+def test_balanced_never_draws_the_last_item_of_a_class(mutant):
+    v = mutant("balanced-sampler", PICK,
+               "pick = torch.randint(max(len(idx) - 1, 1), (int(where.sum()),), generator=g)")
+    assert_fails(v, "never came up", "every item of a class")
+
+
+def test_balanced_favours_the_first_items_of_a_class(mutant):
+    # a "random" position scaled by a squared uniform: every item possible, the first far likelier
+    v = mutant("balanced-sampler", PICK,
+               "u = torch.rand(int(where.sum()), generator=g) ** 2\n"
+               "            pick = (u * len(idx)).long()")
+    assert_fails(v, "first", "uniformly among all the items")
+
+
+def test_balanced_assumes_class_ids_0_to_k(mutant):
+    v = mutant("balanced-sampler", BY_CLASS,
+               "self.by_class = [(labels == c).nonzero().flatten() for c in range(len(classes))]")
+    assert_fails(v, "raised", "classes taken from the labels")
+
+
 def test_balanced_len_of_dataset_is_wrong(mutant):
     v = mutant("balanced-sampler", "        return self.num_samples",
                "        return sum(len(i) for i in self.by_class)")
     assert_fails(v, "len(sampler)", "num_samples")
+
+
+def test_balanced_seed_ignored(mutant):
+    v = mutant("balanced-sampler", "torch.Generator().manual_seed(seed)  # key",
+               "torch.Generator().manual_seed(0)")
+    assert_fails(v, "gave the same order", "use the seed")
+
+
+def test_balanced_sorting_the_callers_labels_fails(mutant):
+    v = mutant("balanced-sampler", "        labels = torch.as_tensor(labels, dtype=torch.long).flatten()",
+               "        if isinstance(labels, list):\n"
+               "            labels.sort()\n"
+               "        labels = torch.as_tensor(labels, dtype=torch.long).flatten()")
+    assert_fails(v, "changed the labels it was given")
 
 
 def test_balanced_generator_reseeded_each_pass_repeats_epochs(mutant):

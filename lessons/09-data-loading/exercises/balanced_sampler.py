@@ -14,14 +14,18 @@ from torch.utils.data import Sampler
 class BalancedClassSampler(Sampler[int]):
     def __init__(self, labels: Sequence[int] | torch.Tensor, num_samples: int, seed: int = 0) -> None:
         self.num_samples = num_samples
-        # TODO: turn `labels` into a 1-D int64 tensor, find its classes (they need not be
-        # 0..k-1) and keep, for each class, the tensor of dataset indices with that label.
-        # TODO: create this sampler's own torch.Generator, seeded with `seed`, once, here.
-        raise NotImplementedError("TODO: group the indices by class and create the generator")
+        # TODO: prepare what every pass needs, once: which dataset indices belong to which class.
+        # Watch out: class ids can be any integers (not only 0..k-1), a class may have a single
+        # item, and the caller's `labels` must not be changed.
+        # TODO: this sampler's own source of randomness, seeded with `seed`. Other code in the
+        # training script draws from the global random generators; that must not change the order.
+        raise NotImplementedError("TODO: group the indices by class and set up the randomness")
 
     def __iter__(self) -> Iterator[int]:
-        # TODO: draw num_samples classes uniformly, then for each draw a random index of that
-        # class, using only self's generator; yield the indices as Python ints.
+        # TODO: yield num_samples dataset indices (Python ints): every class equally often, and
+        # within a class every item equally likely, however few items it has.
+        # Watch out: the next pass (epoch) must give a new order, and two samplers with the same
+        # labels and seed must give the same orders.
         raise NotImplementedError("TODO: yield balanced indices")
 
     def __len__(self) -> int:
