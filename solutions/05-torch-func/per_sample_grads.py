@@ -15,9 +15,9 @@ def per_sample_grads(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> dict
     def sample_loss(params, buffers, xi, yi):
         # Inside vmap, xi has lost its batch dim; the model was built for batches, so give it
         # a batch of one (and the target to match).
-        logits = functional_call(model, (params, buffers), (xi.unsqueeze(0),))
+        logits = functional_call(model, (params, buffers), (xi.unsqueeze(0),))  # key
         return F.cross_entropy(logits, yi.unsqueeze(0))
 
     # grad differentiates with respect to the first argument (the params dict); vmap maps
     # over the examples and shares the parameters and buffers.
-    return vmap(grad(sample_loss), in_dims=(None, None, 0, 0))(params, buffers, x, y)
+    return vmap(grad(sample_loss), in_dims=(None, None, 0, 0))(params, buffers, x, y)  # key

@@ -57,8 +57,36 @@ PER_SAMPLE_VMAP = "    return vmap(grad(sample_loss), in_dims=(None, None, 0, 0)
 
 
 def test_per_sample_solution_passes(solution_verdict):
-    v = assert_passes(solution_verdict("func-per-sample-grads"))
+    v = assert_passes(solution_verdict("func-per-sample-grads", seeds=2))
     assert {"time", "reference_vs_loop"} <= set(v.figures)
+    assert "backward() calls" in v.figures["time"]["compares"]
+
+
+def test_per_sample_one_dict_for_params_and_buffers_passes(variant):
+    """Correct but different: params and buffers merged into one dict, mapped with three in_dims."""
+    variant("func-per-sample-grads",
+            ("    def sample_loss(params, buffers, xi, yi):", "    def sample_loss(state, xi, yi):"),
+            ("functional_call(model, (params, buffers), (xi.unsqueeze(0),))",
+             "functional_call(model, state, (xi.unsqueeze(0),))"),
+            (PER_SAMPLE_VMAP, "    grads = vmap(grad(sample_loss), in_dims=(None, 0, 0))({**params, **buffers}, x, y)\n"
+                              "    return {k: grads[k] for k in params}"))
+
+
+def test_per_sample_model_called_directly_gives_zero_gradients(mutant):
+    v = mutant("func-per-sample-grads", "functional_call(model, (params, buffers), (xi.unsqueeze(0),))",
+               "model(xi.unsqueeze(0))")
+    assert_fails(v, "exactly zero", "functional_call")
+
+
+def test_per_sample_gradient_with_respect_to_the_input(mutant):
+    v = mutant("func-per-sample-grads", "vmap(grad(sample_loss), in_dims", "vmap(grad(sample_loss, argnums=2), in_dims")
+    assert_fails(v, "returned a Tensor", "argnums")
+
+
+def test_per_sample_nll_loss_on_raw_logits(mutant):
+    v = mutant("func-per-sample-grads", "return F.cross_entropy(logits, yi.unsqueeze(0))",
+               "return F.nll_loss(logits, yi.unsqueeze(0))")
+    assert_fails(v, "per-sample gradients", "max abs error")
 
 
 def test_per_sample_without_batch_of_one_hits_the_flatten_shape_error(mutant):

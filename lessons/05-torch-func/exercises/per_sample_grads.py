@@ -14,10 +14,13 @@ from torch.nn import functional as F
 def per_sample_grads(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> dict[str, torch.Tensor]:
     """The gradient of each example's cross-entropy loss with respect to every parameter:
     {name: tensor of shape (batch, *param.shape)}."""
-    # TODO: take the parameters (and buffers) out of the model as dicts of plain tensors.
-    # TODO: write sample_loss(params, buffers, xi, yi) computing ONE example's loss with
-    #       functional_call. Inside vmap, xi has lost its batch dim: the model expects a batch.
-    # TODO: return vmap(grad(sample_loss), in_dims=...)(params, buffers, x, y)
+    # TODO: take the parameters (and buffers) out of the model as dicts of plain tensors, so
+    #       they can be passed in explicitly.
+    # TODO: a function computing ONE example's loss from those dicts. Watch out: inside vmap an
+    #       example has lost its batch dim, and this model was built for batches.
+    # TODO: differentiate it with respect to the parameters and map that over the examples
+    #       (the parameters are shared by all examples). No Python loop, no backward(), and
+    #       leave the model as it was (no .grad set).
     raise NotImplementedError("TODO: implement per_sample_grads")
 
 
