@@ -7,7 +7,7 @@ class LeakyReLU(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, negative_slope):
         ctx.save_for_backward(x)
-        ctx.negative_slope = negative_slope  # not a tensor: a plain attribute
+        ctx.negative_slope = negative_slope  # key
         return torch.where(x > 0, x, x * negative_slope)
 
     @staticmethod
@@ -15,8 +15,8 @@ class LeakyReLU(torch.autograd.Function):
         (x,) = ctx.saved_tensors
         grad_x = None
         if ctx.needs_input_grad[0]:
-            grad_x = torch.where(x > 0, grad_out, grad_out * ctx.negative_slope)
-        return grad_x, None  # no gradient for negative_slope
+            grad_x = torch.where(x > 0, grad_out, grad_out * ctx.negative_slope)  # key
+        return grad_x, None  # key
 
 
 def leaky_relu(x: torch.Tensor, negative_slope: float = 0.01) -> torch.Tensor:

@@ -79,6 +79,30 @@ def test_leaky_relu_modifying_x_in_place(mutant):
     assert_fails(v, "in place")
 
 
+def test_leaky_relu_slope_one_at_zero(mutant):
+    v = mutant("leaky-relu", "torch.where(x > 0, grad_out, grad_out * ctx.negative_slope)",
+               "torch.where(x >= 0, grad_out, grad_out * ctx.negative_slope)")
+    assert_fails(v, "gradient of x", "x == 0 exactly")
+
+
+def test_leaky_relu_default_slope_hard_coded_in_backward(mutant):
+    v = mutant("leaky-relu", "grad_out * ctx.negative_slope)", "grad_out * 0.01)")
+    assert_fails(v, "gradient of x with negative_slope=")
+
+
+def test_leaky_relu_forward_ignores_the_slope_argument(mutant):
+    v = mutant("leaky-relu", "x * negative_slope)", "x * 0.01)")
+    assert_fails(v, "output with negative_slope=")
+
+
+def test_leaky_relu_saving_a_mask_passes(variant):
+    variant("leaky-relu", ("ctx.save_for_backward(x)", "ctx.save_for_backward(x > 0)"),
+            ("return torch.where(x > 0, x, x * negative_slope)",
+             "return torch.nn.functional.leaky_relu(x, negative_slope)"),
+            ("(x,) = ctx.saved_tensors", "(positive,) = ctx.saved_tensors"),
+            ("torch.where(x > 0, grad_out,", "torch.where(positive, grad_out,"))
+
+
 # -- stable log-sum-exp ----------------------------------------------------------------------
 
 

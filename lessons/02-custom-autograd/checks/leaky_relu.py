@@ -1,5 +1,6 @@
 """Check: LeakyReLU matches torch.nn.functional.leaky_relu forward and backward for random
-slopes (and the default), returns None for `negative_slope`, leaves x alone, passes gradcheck."""
+slopes (and the default), float32 and float64, inputs with exact zeros, odd, size-1 and
+non-contiguous shapes; returns None for `negative_slope`, leaves x alone, passes gradcheck."""
 
 import torch
 import torch.nn.functional as F
@@ -26,14 +27,21 @@ def check(ctx):
     ctx.expect(isinstance(mine.LeakyReLU, type) and issubclass(mine.LeakyReLU, torch.autograd.Function),
                "LeakyReLU must subclass torch.autograd.Function")
 
-    shapes = [(16, 10), (7,), (3, 5, 2), (1, 1), (9, 13)]
-    for trial in ctx.trials(5):
-        shape = shapes[trial]
-        # A fresh slope per trial, in (0.01, 0.61); trial 3 uses the default argument.
-        slope = round(0.01 + 0.6 * float(ctx.rand(1)), 4)
-        x = ctx.randn(*shape, scale=3.0, noncontiguous=(trial == 4))
+    # (shape, dtype, noncontiguous); trial 3 uses the default slope.
+    cases = [((16, 10), torch.float32, False), ((7,), torch.float32, False),
+             ((3, 5, 2), torch.float64, False), ((1, 1), torch.float32, False),
+             ((9, 13), torch.float32, True)]
+    for trial in ctx.trials(len(cases)):
+        shape, dtype, noncontiguous = cases[trial]
+        # A fresh slope per trial, in (0.05, 0.65): far from the default, so a hard-coded
+        # 0.01 shows. Trial 3 uses the default argument.
+        slope = round(0.05 + 0.6 * float(ctx.rand(1)), 4)
+        x = ctx.randn(*shape, scale=3.0, dtype=dtype, noncontiguous=noncontiguous)
+        # Exact zeros, where `x > 0` and `x >= 0` disagree: leaky_relu's slope there is negative_slope.
+        x.masked_fill_((torch.arange(x.numel()) % 3 == 0).reshape(shape), 0.0)  # keeps the strides
         x1 = x.detach().clone().requires_grad_()
         x2 = x.detach().clone().requires_grad_()
+        kind = "" if dtype == torch.float32 else f" (a {str(dtype).replace('torch.', '')} input)"
         if trial == 3:
             out = ctx.no_mutation(mine.leaky_relu, x1)
             expected = F.leaky_relu(x2)
@@ -41,13 +49,16 @@ def check(ctx):
         else:
             out = ctx.no_mutation(mine.leaky_relu, x1, slope)
             expected = F.leaky_relu(x2, slope)
-            where = f"with negative_slope={slope}"
+            where = f"with negative_slope={slope}{kind}"
         ctx.expect(isinstance(out, torch.Tensor) and isinstance(out.grad_fn, BackwardCFunction),
                    "leaky_relu must return the result of LeakyReLU.apply(x, negative_slope)")
         ctx.expect_close(f"output {where}", out, expected)
-        g = ctx.randn(*shape)
+        g = ctx.randn(*shape, dtype=dtype)
         _backward(ctx, out, g)
         expected.backward(g)
+        at_zero = x == 0
+        ctx.expect_close(f"gradient of x {where}, where x == 0 exactly (leaky_relu's slope there is "
+                         "negative_slope, as for x < 0)", x1.grad[at_zero], x2.grad[at_zero])
         ctx.expect_close(f"gradient of x {where}", x1.grad, x2.grad)
 
     # No gradient wanted: forward still works and the result has no graph.

@@ -1,10 +1,9 @@
 """Exercise: leaky ReLU as a custom autograd Function with a non-tensor argument.
 
     leaky_relu(x) = x                    where x > 0
-                    negative_slope * x   elsewhere
+                    negative_slope * x   elsewhere (x = 0 included)
 
-`negative_slope` is a plain Python float. autograd wants one gradient per input of forward
-(after ctx), so backward returns two values: the gradient for x, and None for negative_slope.
+`negative_slope` is a plain Python float, not a tensor.
 """
 
 import torch
@@ -13,15 +12,15 @@ import torch
 class LeakyReLU(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, negative_slope):
-        # TODO: save x for backward (ctx.save_for_backward takes tensors only)
-        # TODO: keep negative_slope on ctx as a plain attribute, e.g. ctx.negative_slope = ...
-        # TODO: return x where x > 0, negative_slope * x elsewhere (torch.where), without changing x
+        # TODO: keep for backward what it needs: the input tensor, and the slope (a float, which
+        #       ctx.save_for_backward does not accept).
+        # TODO: return leaky_relu(x) as a new tensor: the caller may still need x unchanged.
         raise NotImplementedError("TODO: implement LeakyReLU.forward")
 
     @staticmethod
     def backward(ctx, grad_out):
-        # TODO: the local slope is 1 where x > 0, negative_slope elsewhere
-        # TODO: return one value per forward input: (gradient for x, None for negative_slope)
+        # TODO: return one value per input of forward. What is the local slope at x = 0 exactly?
+        #       And what gradient can a Python float receive?
         raise NotImplementedError("TODO: implement LeakyReLU.backward")
 
 
