@@ -179,8 +179,21 @@ def test_balanced_generator_reseeded_each_pass_repeats_epochs(mutant):
 
 # -- padding collate --------------------------------------------------------------------------
 
+LENGTHS = "    lengths = torch.tensor([s.shape[0] for s in seqs], dtype=torch.long)  # key"
+RETURN = "    return padded, lengths, torch.tensor(labels, dtype=torch.long)"
+
+
 def test_pad_collate_solution_passes(solution_verdict):
     assert_passes(solution_verdict("pad-collate"))
+
+
+def test_pad_collate_by_hand_passes(variant):
+    # correct but different: a PAD-filled tensor of the right shape, each sequence copied in
+    variant("pad-collate", "    padded = pad_sequence(list(seqs), batch_first=True, padding_value=PAD)  # key",
+            "    longest = max(s.shape[0] for s in seqs)\n"
+            "    padded = seqs[0].new_full((len(seqs), longest, *seqs[0].shape[1:]), PAD)\n"
+            "    for i, s in enumerate(seqs):\n"
+            "        padded[i, :len(s)] = s")
 
 
 def test_pad_collate_time_major_layout(mutant):
@@ -188,10 +201,42 @@ def test_pad_collate_time_major_layout(mutant):
 
 
 def test_pad_collate_lengths_after_padding(mutant):
-    v = mutant("pad-collate", "    return padded, lengths, torch.tensor(labels, dtype=torch.long)",
-               "    lengths = torch.full((len(seqs),), padded.shape[1], dtype=torch.long)\n"
-               "    return padded, lengths, torch.tensor(labels, dtype=torch.long)")
-    assert_fails(v, "lengths")
+    v = mutant("pad-collate", RETURN,
+               "    lengths = torch.full((len(seqs),), padded.shape[1], dtype=torch.long)\n" + RETURN)
+    assert_fails(v, "lengths (the lengths before padding)")
+
+
+def test_pad_collate_lengths_from_non_pad_values(mutant):
+    # the classic shortcut: count what is not PAD. Real data contains PAD values too.
+    v = mutant("pad-collate", RETURN,
+               "    mask = padded != PAD\n"
+               "    lengths = (mask if mask.dim() == 2 else mask.any(-1)).sum(1)\n" + RETURN)
+    assert_fails(v, "also occurs inside the data", "shape")
+
+
+def test_pad_collate_lengths_as_a_list(mutant):
+    v = mutant("pad-collate", LENGTHS, "    lengths = [s.shape[0] for s in seqs]")
+    assert_fails(v, "lengths is a list", "int64 tensor")
+
+
+def test_pad_collate_sorted_by_length(mutant):
+    # sorting like pack_padded_sequence(enforce_sorted=True) wants: the labels no longer match
+    v = mutant("pad-collate", "    seqs, labels = zip(*batch)",
+               "    seqs, labels = zip(*sorted(batch, key=lambda b: -b[0].shape[0]))")
+    assert_fails(v, "different order", "enforce_sorted=False")
+
+
+def test_pad_collate_left_padding(mutant):
+    v = mutant("pad-collate", "padding_value=PAD)", "padding_value=PAD, padding_side=\"left\")")
+    assert_fails(v, "left padding", "after")
+
+
+def test_pad_collate_fixed_length(mutant):
+    v = mutant("pad-collate", "    padded = pad_sequence(list(seqs), batch_first=True, padding_value=PAD)  # key",
+               "    seqs = list(seqs) + [seqs[0].new_zeros((32, *seqs[0].shape[1:]))]\n"
+               "    padded = pad_sequence(seqs, batch_first=True, padding_value=PAD)[:-1]\n"
+               "    seqs = seqs[:-1]")
+    assert_fails(v, "not to a fixed length")
 
 
 def test_pad_collate_wrong_padding_value(mutant):

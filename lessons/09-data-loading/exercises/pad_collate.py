@@ -12,7 +12,9 @@ def pad_collate(batch: list[tuple[torch.Tensor, int]]) -> tuple[torch.Tensor, to
     Returns (padded, lengths, labels): padded of shape (batch, L_max, ...) in the sequences'
     dtype with PAD after each sequence, lengths and labels as int64 tensors of shape (batch,).
     """
-    # TODO: split the batch into sequences and labels
-    # TODO: record the lengths (before padding!) as an int64 tensor
-    # TODO: pad to the longest sequence of this batch, batch dimension first, with PAD
+    # TODO: separate the sequences from the labels, keeping the order the samples arrived in.
+    # TODO: record each sequence's length. Watch out: PAD (0) can also be a real value inside a
+    # sequence, so the padded tensor cannot tell you where a sequence ends.
+    # TODO: pad to the longest sequence of THIS batch, batch dimension first, PAD after each
+    # sequence, in the sequences' own dtype.
     raise NotImplementedError("TODO: pad the batch")
