@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from tutor.typing_engine import (AUTO, CARET, CORRECT, HINT, INCORRECT, PENDING, TypingSession,
-                                 normalize)
+from tutor.typing_engine import (AUTO, CARET, CORRECT, EXTRA, HINT, INCORRECT, MISSED, PENDING,
+                                 TypingSession, format_accuracy, normalize)
 
 
 class FakeClock:
@@ -116,21 +116,84 @@ def test_indented_first_line_is_prefilled_and_kept() -> None:
     assert s.caret == 4
 
 
-def test_enter_in_mid_line_is_a_mistake_without_auto_indent() -> None:
-    s = TypingSession("ab\n    c")
-    s.type_char("a")
-    s.enter()
-    assert s.status_at(1) == INCORRECT and s.caret == 2 and s.errors == 1
+def test_enter_in_mid_line_skips_the_rest_as_missed_without_shifting() -> None:
+    s = TypingSession("import torch\nx = 1")
+    type_text(s, "import torc\n")  # one missed "h", then Enter
+    assert s.status_at(11) == MISSED and s.caret_row == 1 and s.caret_col == 0
+    assert s.errors == 1 and s.stats().missed == 1 and s.stats().uncorrected_errors == 1
+    type_text(s, "x = 1")  # the next line is not painted red
+    assert s.finished
+    assert [s.status_at(p) for p in range(13, 18)] == [CORRECT] * 5
+    assert s.typed_text == "import torc\nx = 1"
+    assert s.line_segments(0) == [("import torc", CORRECT), ("h", MISSED)]
+
+
+def test_backspace_undoes_an_enter_skip_at_once() -> None:
+    s = TypingSession("ab cd\n    e")
+    type_text(s, "a\n")
+    assert (s.caret_row, s.caret_col) == (1, 4)
+    s.backspace()  # the Enter, the skipped "b cd" and the indent go together
+    assert s.caret == 1 and s.uncorrected_errors == 0 and s.stats().missed == 0
+    type_text(s, "b cd\ne")
+    assert s.finished and s.errors == 1 and s.uncorrected_errors == 0
+
+
+def test_space_inside_a_word_skips_to_the_next_word() -> None:
+    s = TypingSession("x = torch.zeros(3) + y")
+    type_text(s, "x = torch.ze + y")
+    assert s.finished and s.errors == 1 and s.stats().missed == len("ros(3)")
+    assert s.typed_text == "x = torch.ze + y"
+    # The last word of a line: the space skips to the line end, Enter still moves on.
+    s = TypingSession("a bcd\ne")
+    type_text(s, "a b ")
+    assert (s.caret_row, s.caret_col) == (0, 5) and s.status_at(5) == CARET
+    type_text(s, "\ne")
+    assert s.finished and s.errors == 1
+
+
+def test_blank_line_enters_and_typed_indentation_are_absorbed() -> None:
+    s = TypingSession(CODE)
+    type_text(s, normalize(CODE) + "\n")  # exactly as the code reads
+    assert s.finished and s.errors == 0 and s.stats().accuracy == 1.0
+    assert s.keystrokes == len("def f(x):\nif x:\nreturn 1\nreturn 2")
+    assert s.typed_text == normalize(CODE)
+    # Extra Enters and over-indentation are no mistakes either.
+    s = TypingSession("a\n  b")
+    type_text(s, "\na\n\n\n      b")
+    assert s.finished and s.errors == 0
+
+
+def test_alignment_spaces_typed_as_one() -> None:
+    target = "x = 1      # one\nlong = 2   # two"
+    for typed in ("x = 1 # one\nlong = 2 # two", target, "x = 1   # one\nlong = 2     # two"):
+        s = TypingSession(target)
+        type_text(s, typed)
+        assert s.finished and s.errors == 0, typed
+        assert s.typed_text == target
+    s = TypingSession(target)
+    type_text(s, "x = 1 ")
+    assert s.caret_col == len("x = 1      ")  # the run is filled in, the caret waits at "#"
     s.backspace()
-    type_text(s, "b\n")
-    assert s.caret_row == 1 and s.caret_col == 4
+    assert s.caret_col == len("x = 1")
 
 
-def test_char_typed_where_line_ends_is_a_mistake() -> None:
-    s = TypingSession("ab\n    c")
-    type_text(s, "ab ")
-    assert s.status_at(2) == INCORRECT and s.caret == 3  # no auto indent
-    assert s.line_segments(0) == [("ab", CORRECT), (" ", INCORRECT)]
+def test_extra_character_stays_in_its_word() -> None:
+    s = TypingSession("for i in x:\n    pass")
+    type_text(s, "forr i in x:;\npass")
+    assert s.finished and s.errors == 2 and s.uncorrected_errors == 2
+    assert s.typed_text == "forr i in x:;\n    pass"
+    assert s.line_segments(0) == [("for", CORRECT), ("r", EXTRA), (" i in x:", CORRECT), (";", EXTRA)]
+    assert [s.status_at(p) for p in range(4, 11)] == [CORRECT] * 7  # nothing shifted
+
+
+def test_backspace_removes_an_extra_character() -> None:
+    s = TypingSession("ab\nc")
+    type_text(s, "abx")
+    assert s.caret == 2 and s.extra_at(2) == "x" and s.caret_screen_col == 3
+    s.backspace()
+    assert s.extra_at(2) == "" and s.uncorrected_errors == 0 and s.errors == 1
+    type_text(s, "\nc")
+    assert s.finished and s.typed_text == "ab\nc"
 
 
 def test_tab_hint_inserts_next_word_and_counts() -> None:
@@ -336,3 +399,14 @@ def test_render_stats_table() -> None:
     console.print(render_stats(rows))
     out = console.export_text()
     assert "Basics" in out and "1/2" in out and "50" in out and "99%" in out and "—" in out
+
+
+def test_accuracy_is_shown_rounded_down_so_one_error_never_reads_100() -> None:
+    assert format_accuracy(1.0) == "100%"
+    assert format_accuracy(999 / 1000) == "99.9%"
+    assert format_accuracy(2999 / 3000) == "99.9%"  # 99.97%: rounding would say 100%
+    assert format_accuracy(0.5) == "50.0%" and format_accuracy(0.0) == "0.0%"
+    s = TypingSession("x = 1\n" * 300)
+    type_text(s, "y" + ("x = 1\n" * 300)[1:])
+    assert s.finished and s.errors == 1 and s.keystrokes == 1799  # the last Enter: done
+    assert format_accuracy(s.stats().accuracy) == "99.9%"

@@ -3,37 +3,54 @@
 Plain Python, no Textual and no torch: the widget (`tutor/ui/widgets/typealong.py`) draws what
 this module computes, and the tests drive it with a scripted clock.
 
-Model. The target is normalised once (see `normalize`). Typed characters map one to one onto
-target positions: the caret is simply `len(typed)`, and every position before it has a status:
+Model. The target is normalised once (see `normalize`). The caret is a target offset; every
+target position before it has a status:
 
 - ``correct``   typed, and equal to the target character;
 - ``incorrect`` typed, and different (the widget shows the *target* character on red);
-- ``auto``      filled in by the engine: the indentation after Enter, and blank lines;
-- ``hint``      inserted by Tab (`hint()`), not typed.
+- ``auto``      filled in by the engine: blank lines and indentation after Enter, and the rest
+  of a run of spaces inside a line (alignment) after its first space;
+- ``hint``      inserted by Tab (`hint()`), not typed;
+- ``missed``    skipped: a space typed inside a word skips the rest of the word, an Enter
+  typed inside a line skips the rest of the line (monkeytype resynchronises the same way, so
+  one slip costs at most one word and never shifts the rest of the passage).
 
-Positions from the caret on are ``pending`` (the caret cell itself renders as ``caret``).
-The session ends when every target position is filled, mistakes or not, except that a wrong
-*last* character waits (monkeytype does the same): Backspace fixes it, Enter accepts it.
+A non-space character typed where the target has a space or the end of a line is an
+``extra`` character: shown in red before the caret, kept in the typed code, and it does not
+move the caret (so the next word still lines up). Positions from the caret on are ``pending``.
 
-Figures (monkeytype's definitions, adapted to keystrokes; 1 "word" = 5 characters):
+Lenient where code typists are lenient: these keys are *absorbed* (ignored, not keystrokes):
+Enter on a line where nothing has been typed yet (a blank line, already filled in), spaces
+before the first character of a word (indentation typed by hand, the rest of an alignment run,
+a double space), and spaces at the end of a line.
 
-- keystrokes: characters typed, Enter included; backspace and Tab are not keystrokes.
-- errors: keystrokes that did not match the target, even when later corrected.
-- accuracy = correct keystrokes / keystrokes (1.0 before the first one).
+The session ends when every target position is filled, except that a mistake in the *last*
+keystroke waits (monkeytype does the same): Backspace fixes it, Enter accepts it. Backspace
+undoes one keystroke together with what it filled in or skipped.
+
+Figures (1 "word" = 5 characters), the same definitions as the F1 help:
+
+- keystrokes: keys that typed into the passage: characters, space and Enter. Absorbed keys,
+  Backspace and Tab are not keystrokes.
+- errors: keystrokes that did not match: a wrong or extra character, or a space/Enter that
+  skipped part of a word or line. Each counts once, even when later corrected.
+- uncorrected errors: those still in the code (not deleted with Backspace); always <= errors.
+- accuracy = (keystrokes - errors) / keystrokes (1.0 before the first one): 100% exactly when
+  errors is 0; shown rounded *down* (`format_accuracy`), so 100% and an error never appear
+  together.
 - raw WPM = (keystrokes / 5) / minutes: all typing effort, deleted characters too.
 - net WPM = (correct characters / 5 - uncorrected errors) / minutes, at least 0. "Correct
-  characters" are positions now holding a correctly typed character (not auto, not hint);
-  "uncorrected errors" are positions now holding a wrong one. This is the classic
-  net = gross - uncorrected errors per minute, with gross counted on correct characters only so
-  that mistakes typed and deleted earn nothing.
-- elapsed: from the first input (type, Enter or Tab) to the moment the session finished (or
-  now, while typing).
+  characters" are target positions now holding a correctly typed character (not auto, hint or
+  missed): mistakes typed and deleted earn nothing, mistakes left cost a word each.
+- missed: target characters skipped by a space or Enter, not typed at all.
+- elapsed: from the first keystroke or hint to the moment the session finished (or now).
 """
 
 from __future__ import annotations
 
 import bisect
 import itertools
+import math
 import re
 import textwrap
 import time
@@ -44,6 +61,8 @@ CORRECT = "correct"
 INCORRECT = "incorrect"
 AUTO = "auto"
 HINT = "hint"
+MISSED = "missed"
+EXTRA = "extra"
 PENDING = "pending"
 CARET = "caret"
 
@@ -70,9 +89,18 @@ def normalize(target: str) -> str:
     return textwrap.dedent("\n".join(lines))
 
 
+def format_accuracy(accuracy: float) -> str:
+    """"100%" only for a perfect score; anything less is rounded down to a tenth ("99.6%"), so
+    a single error among a thousand keystrokes never reads as 100%."""
+    if accuracy >= 1.0:
+        return "100%"
+    tenths = max(0, min(999, math.floor(accuracy * 1000 + 1e-9)))
+    return f"{tenths / 10:.1f}%"
+
+
 @dataclass(frozen=True)
 class TypingStats:
-    wpm: float
+    wpm: float  # net
     raw_wpm: float
     accuracy: float  # 0..1
     errors: int
@@ -81,10 +109,20 @@ class TypingStats:
     keystrokes: int
     correct_chars: int
     uncorrected_errors: int
+    missed: int = 0
+
+
+@dataclass(frozen=True)
+class _Group:
+    """One undoable input: a keystroke or hinted character, with what it filled in or skipped."""
+
+    kind: str  # EXTRA (no target position) or anything else
+    caret_before: int
+    errors: int  # 0 or 1
 
 
 class TypingSession:
-    """One attempt at typing `target`. Every operation is O(1) amortised, or O(indent)."""
+    """One attempt at typing `target`. Every operation is O(1) amortised, or O(line)."""
 
     def __init__(self, target: str, clock: Callable[[], float] = time.monotonic) -> None:
         self.target = normalize(target)
@@ -101,12 +139,14 @@ class TypingSession:
 
     def reset(self) -> None:
         """Start over: nothing typed, figures cleared."""
-        self._typed: list[str] = []
-        self._status: list[str] = []
+        self._status: list[str] = []  # per target position before the caret
+        self._chars: list[str] = []  # what stands there in the learner's code ("" if missed)
+        self._extra: dict[int, list[str]] = {}  # position -> extra chars typed before it
+        self._groups: list[_Group] = []
         self._correct_chars = 0  # positions holding a correct typed char
-        self._wrong_chars = 0  # positions holding an incorrect typed char
+        self._missed = 0
+        self._live_errors = 0  # errors of the groups still standing
         self.keystrokes = 0
-        self.correct_keystrokes = 0
         self.errors = 0
         self.hints = 0
         self.started_at: float | None = None
@@ -118,7 +158,7 @@ class TypingSession:
     @property
     def caret(self) -> int:
         """Offset of the next target character to type."""
-        return len(self._typed)
+        return len(self._status)
 
     @property
     def finished(self) -> bool:
@@ -126,7 +166,7 @@ class TypingSession:
 
     @property
     def at_end(self) -> bool:
-        """Every position is filled but the last one is wrong: Backspace or Enter decides."""
+        """Every position is filled but the last keystroke was a mistake: Backspace or Enter."""
         return not self.finished and self.caret >= len(self.target)
 
     @property
@@ -134,9 +174,23 @@ class TypingSession:
         return self.started_at is not None
 
     @property
+    def correct_keystrokes(self) -> int:
+        return self.keystrokes - self.errors
+
+    @property
+    def uncorrected_errors(self) -> int:
+        return self._live_errors
+
+    @property
     def typed_text(self) -> str:
-        """What the learner has typed so far (auto-filled and hinted characters included)."""
-        return "".join(self._typed)
+        """The learner's code so far: typed, auto-filled and hinted characters, extras included,
+        missed ones left out."""
+        parts: list[str] = []
+        for pos, ch in enumerate(self._chars):
+            parts.extend(self._extra.get(pos, ()))
+            parts.append(ch)
+        parts.extend(self._extra.get(self.caret, ()))
+        return "".join(parts)
 
     @property
     def line_count(self) -> int:
@@ -152,12 +206,24 @@ class TypingSession:
 
     @property
     def caret_col(self) -> int:
+        """The caret's column in the target line."""
         return self.caret - self._line_starts[self.caret_row]
+
+    @property
+    def caret_screen_col(self) -> int:
+        """The caret's column on screen: extra characters typed on its line push it right."""
+        row = self.caret_row
+        start = self._line_starts[row]
+        return self.caret_col + sum(len(self._extra.get(p, ())) for p in range(start, self.caret + 1))
 
     def status_at(self, pos: int) -> str:
         if pos < len(self._status):
             return self._status[pos]
         return CARET if pos == len(self._status) and not self.finished else PENDING
+
+    def extra_at(self, pos: int) -> str:
+        """Extra characters typed before target position `pos`."""
+        return "".join(self._extra.get(pos, ()))
 
     # -- input -----------------------------------------------------------------------------
 
@@ -171,35 +237,67 @@ class TypingSession:
             return
         if len(ch) != 1 or self.finished or self.at_end:
             return
-        self._start()
-        self._keystroke(ch)
+        pos = self.caret
+        expected = self.target[pos]
+        if ch == " ":
+            if expected == " ":
+                self._begin(errors=0)
+                self._push(" ", CORRECT)
+                self._fill_spaces()
+            elif expected == "\n" or self._at_word_start():
+                return  # absorbed: trailing space, indentation, the rest of an alignment run
+            else:  # inside a word: skip its rest, resynchronise on the next word
+                self._begin(errors=1)
+                self._skip_to(" \n")
+                if self.target[self.caret:self.caret + 1] == " ":
+                    self._push(" ", CORRECT)
+                    self._fill_spaces()
+        elif expected in " \n":  # an extra character at the end of a word or line
+            self._begin(errors=1, kind=EXTRA)
+            self._extra.setdefault(pos, []).append(ch)
+        else:
+            self._begin(errors=int(ch != expected))
+            self._push(ch, CORRECT if ch == expected else INCORRECT)
         self._check_finished()
 
     def enter(self) -> None:
-        """Newline. At the end of a target line it also fills in the blank lines that follow and
-        the next line's indentation; anywhere else it is a mistake like any other."""
+        """Enter. At the end of a line: the newline, then the blank lines and indentation that
+        follow are filled in. On a line with nothing typed yet: absorbed. Inside a line: skips
+        its rest (missed) and goes on at the next line, which does not shift."""
         if self.finished:
             return
-        if self.at_end:  # accept the wrong last character and finish
+        if self.at_end:  # accept the mistake in the last keystroke and finish
             self.finished_at = self._clock()
             return
-        self._start()
-        if self._keystroke("\n"):
-            self._auto_fill()
+        if self.target[self.caret] == "\n":
+            self._begin(errors=0)
+        elif self._line_untouched():
+            return
+        else:
+            self._begin(errors=1)
+            self._skip_to("\n")
+            if self.caret >= len(self.target):  # the last line: Enter finishes it
+                self.finished_at = self._clock()
+                return
+        self._push("\n", CORRECT)
+        self._auto_fill()
         self._check_finished()
 
     def backspace(self) -> None:
-        """Delete the last typed character, together with the auto-filled run it produced
-        (so one backspace at the start of a line's code goes back to the end of the line
-        above). Auto-filled text with nothing typed before it stays. No-op once finished."""
-        if self.finished:
+        """Undo the last keystroke (or hinted character) with what it filled in or skipped, so
+        one backspace at the start of a line's code goes back to the end of the line above.
+        Auto-filled text with nothing typed before it stays. No-op once finished."""
+        if self.finished or not self._groups:
             return
-        k = len(self._status)
-        while k > 0 and self._status[k - 1] == AUTO:
-            k -= 1
-        if k == 0:
+        group = self._groups.pop()
+        self._live_errors -= group.errors
+        if group.kind == EXTRA:
+            extras = self._extra[self.caret]
+            extras.pop()
+            if not extras:
+                del self._extra[self.caret]
             return
-        while len(self._status) >= k:
+        while len(self._status) > group.caret_before:
             self._pop()
 
     def hint(self) -> None:
@@ -209,12 +307,14 @@ class TypingSession:
         self._start()
         pos = self.caret
         if self.target[pos] == "\n":
+            self._groups.append(_Group(HINT, pos, 0))
             self._push("\n", HINT)
             self._auto_fill()
         else:
             match = _WORD.match(self.target, pos)
             assert match is not None and match.end() > pos  # trailing spaces were stripped
             for ch in match.group():
+                self._groups.append(_Group(HINT, self.caret, 0))  # Backspace: a char at a time
                 self._push(ch, HINT)
         self.hints += 1
         self._check_finished()
@@ -232,35 +332,42 @@ class TypingSession:
         minutes = elapsed / 60.0
         if minutes > 0:
             raw = self.keystrokes / 5.0 / minutes
-            net = max(0.0, (self._correct_chars / 5.0 - self._wrong_chars) / minutes)
+            net = max(0.0, (self._correct_chars / 5.0 - self._live_errors) / minutes)
         else:
             raw = net = 0.0
         accuracy = self.correct_keystrokes / self.keystrokes if self.keystrokes else 1.0
         return TypingStats(wpm=net, raw_wpm=raw, accuracy=accuracy, errors=self.errors,
                            hints=self.hints, elapsed=elapsed, keystrokes=self.keystrokes,
                            correct_chars=self._correct_chars,
-                           uncorrected_errors=self._wrong_chars)
+                           uncorrected_errors=self._live_errors, missed=self._missed)
 
     # -- rendering -------------------------------------------------------------------------
 
     def line_segments(self, row: int) -> list[Run]:
         """Runs of (text, status) for one target line, O(length of the line).
 
-        The text is the target's. A newline cell (or the end of the text) is shown as one
-        space, only when it is the caret or a mistake (a character typed where the line
-        should have ended).
+        The text is the target's, with the learner's extra characters as ``extra`` runs where
+        they were typed. A newline cell (or the end of the text) is shown as one space, only
+        when it holds the caret.
         """
         start = self._line_starts[row]
         end = start + len(self.lines[row])  # offset of the line's newline (or of the end)
         status_at = self.status_at
         runs: list[Run] = []
-        for status, group in itertools.groupby(range(start, end), status_at):
-            positions = list(group)
-            runs.append((self.target[positions[0]:positions[-1] + 1], status))
-        if end < len(self.target) or end == self.caret:
-            status = status_at(end)
-            if status in (CARET, INCORRECT):
-                runs.append((" ", status))
+        extra = self._extra
+        # Cut the line where extras were typed; between cuts, group by status.
+        cuts = [p for p in range(start, end + 1) if p in extra] if extra else []
+        piece_start = start
+        for cut in [*cuts, None]:
+            piece_end = end if cut is None else cut
+            for status, group in itertools.groupby(range(piece_start, piece_end), status_at):
+                positions = list(group)
+                runs.append((self.target[positions[0]:positions[-1] + 1], status))
+            if cut is not None:
+                runs.append(("".join(extra[cut]), EXTRA))
+                piece_start = cut
+        if (end < len(self.target) or end == self.caret) and status_at(end) == CARET:
+            runs.append((" ", CARET))
         return runs
 
     def segments(self, first_row: int, last_row: int) -> list[list[Run]]:
@@ -274,42 +381,61 @@ class TypingSession:
         if self.started_at is None:
             self.started_at = self._clock()
 
-    def _keystroke(self, ch: str) -> bool:
-        """Type `ch` at the caret; True when it matched."""
-        ok = ch == self.target[self.caret]
-        self._push(ch, CORRECT if ok else INCORRECT)
+    def _begin(self, errors: int, kind: str = CORRECT) -> None:
+        """A keystroke that types into the passage: start the clock, count it, open its group."""
+        self._start()
         self.keystrokes += 1
-        if ok:
-            self.correct_keystrokes += 1
-        else:
-            self.errors += 1
-        return ok
+        self.errors += errors
+        self._live_errors += errors
+        self._groups.append(_Group(kind, self.caret, errors))
+
+    def _at_word_start(self) -> bool:
+        """Nothing typed of the word at the caret yet (a space there is no skip)."""
+        pos = self.caret
+        return (pos == 0 or self.target[pos - 1] in " \n") and pos not in self._extra
+
+    def _line_untouched(self) -> bool:
+        """Nothing typed on the caret's line: only auto-filled indentation before the caret."""
+        start = self._line_starts[self.caret_row]
+        return (self.caret not in self._extra
+                and all(self._status[p] == AUTO for p in range(start, self.caret)))
+
+    def _skip_to(self, stops: str) -> None:
+        """Mark target characters missed up to (not including) the next one in `stops`."""
+        t, n = self.target, len(self.target)
+        while self.caret < n and t[self.caret] not in stops:
+            self._push("", MISSED)
+
+    def _fill_spaces(self) -> None:
+        """After a typed space: the rest of a run of spaces (alignment) is filled in."""
+        t, n = self.target, len(self.target)
+        while self.caret < n and t[self.caret] == " ":
+            self._push(" ", AUTO)
 
     def _auto_fill(self) -> None:
         """At a line start: fill blank lines, then the indentation, as `auto`."""
         t, n = self.target, len(self.target)
         while self.caret < n and t[self.caret] == "\n":
             self._push("\n", AUTO)
-        while self.caret < n and t[self.caret] == " ":
-            self._push(" ", AUTO)
+        self._fill_spaces()
 
     def _check_finished(self) -> None:
         if (self.finished_at is None and self.caret >= len(self.target)
-                and (not self._status or self._status[-1] != INCORRECT)):
+                and (not self._groups or self._groups[-1].errors == 0)):
             self.finished_at = self._clock()
 
     def _push(self, ch: str, status: str) -> None:
-        self._typed.append(ch)
+        self._chars.append(ch)
         self._status.append(status)
         if status == CORRECT:
             self._correct_chars += 1
-        elif status == INCORRECT:
-            self._wrong_chars += 1
+        elif status == MISSED:
+            self._missed += 1
 
     def _pop(self) -> None:
-        self._typed.pop()
+        self._chars.pop()
         status = self._status.pop()
         if status == CORRECT:
             self._correct_chars -= 1
-        elif status == INCORRECT:
-            self._wrong_chars -= 1
+        elif status == MISSED:
+            self._missed -= 1
