@@ -112,12 +112,27 @@ def test_per_sample_loop_of_backward_calls_fails(mutant):
 # -- func-ensemble ------------------------------------------------------------------------------
 
 def test_ensemble_solution_passes(solution_verdict):
-    v = assert_passes(solution_verdict("func-ensemble"))
+    v = assert_passes(solution_verdict("func-ensemble", seeds=2))
     assert {"time", "reference_vs_loop"} <= set(v.figures)
+    assert "loop over the 32 models" in v.figures["time"]["compares"]
+
+
+def test_ensemble_stacked_by_hand_passes(variant):
+    """Correct but different: stack the state dicts by hand instead of stack_module_state."""
+    variant("func-ensemble", "    params, buffers = stack_module_state(models)\n",
+            "    params = {k: torch.stack([dict(m.named_parameters())[k].detach() for m in models])\n"
+            "              for k, _ in models[0].named_parameters()}\n"
+            "    buffers = {k: torch.stack([dict(m.named_buffers())[k] for m in models])\n"
+            "               for k, _ in models[0].named_buffers()}\n")
+
+
+def test_ensemble_moving_the_callers_model_to_meta(mutant):
+    v = mutant("func-ensemble", 'copy.deepcopy(models[0]).to("meta")', 'models[0].to("meta")')
+    assert_fails(v, "moved the caller's models[0]", "copy.deepcopy")
 
 
 def test_ensemble_real_base_model_fails(mutant):
-    v = mutant("func-ensemble", "copy.deepcopy(models[0]).to(\"meta\")", "copy.deepcopy(models[0])")
+    v = mutant("func-ensemble", 'copy.deepcopy(models[0]).to("meta")', "copy.deepcopy(models[0])")
     assert_fails(v, "holds real tensors", "meta device")
 
 
