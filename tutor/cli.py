@@ -62,6 +62,14 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     c.add_argument("--json", action="store_true", help="machine-readable results")
 
+    w = sub.add_parser("watch", help="check an exercise on every save while you edit it in your own editor")
+    w.add_argument("target", nargs="*", help="EXERCISE, `chapter N`, or nothing for the current exercise")
+    w.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    o = sub.add_parser("open", help="open an exercise's file in $VISUAL/$EDITOR (or print its path)")
+    o.add_argument("exercise", nargs="?", help="EXERCISE id, or nothing for the current exercise")
+    pa = sub.add_parser("path", help="print the path of an exercise's file (for scripts and editors)")
+    pa.add_argument("exercise", nargs="?", help="EXERCISE id, or nothing for the current exercise")
+
     sub.add_parser("stats", help="your type-along statistics")
     sub.add_parser("doctor", help="what this machine can run")
 
@@ -279,8 +287,27 @@ def cmd_dev(args: argparse.Namespace, home: Path) -> int:
                      as_json=args.json, seeds=args.seeds)
 
 
+def cmd_watch(args: argparse.Namespace, home: Path) -> int:
+    from tutor.watch.commands import cmd_watch as watch
+
+    return watch(args, home)
+
+
+def cmd_open(args: argparse.Namespace, home: Path) -> int:
+    from tutor.watch.commands import cmd_open as open_
+
+    return open_(args, home)
+
+
+def cmd_path(args: argparse.Namespace, home: Path) -> int:
+    from tutor.watch.commands import cmd_path as path
+
+    return path(args, home)
+
+
 COMMANDS = {"list": cmd_list, "hint": cmd_hint, "reset": cmd_reset, "start": cmd_start,
-            "check": cmd_check, "stats": cmd_stats, "doctor": cmd_doctor, "dev": cmd_dev}
+            "check": cmd_check, "stats": cmd_stats, "doctor": cmd_doctor, "dev": cmd_dev,
+            "watch": cmd_watch, "open": cmd_open, "path": cmd_path}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

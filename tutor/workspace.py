@@ -7,13 +7,40 @@ Plain Python: no torch, no Textual.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import sys
+import sysconfig
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from tutor.course import Course, Exercise
+
+# Editor configuration written into the workspace root so an editor opened there (VS Code,
+# Pyright/basedpyright in vim, emacs, Zed...) resolves `torch` from the interpreter running tutor.
+PYRIGHT_CONFIG = "pyrightconfig.json"
+VSCODE_SETTINGS = ".vscode/settings.json"
+EDITOR_LEDGER = ".tutor-editor.json"  # what tutor last wrote, so it never overwrites the learner's edits
+
+
+def editor_config() -> dict[str, dict[str, Any]]:
+    """The editor files for this interpreter, by path relative to the workspace root."""
+    python = sys.executable
+    site_dirs = sorted({sysconfig.get_paths()[k] for k in ("purelib", "platlib")})
+    pyright: dict[str, Any] = {"pythonVersion": f"{sys.version_info.major}.{sys.version_info.minor}"}
+    if sys.prefix != sys.base_prefix:  # a virtualenv: point Pyright at it by name
+        prefix = Path(sys.prefix)
+        pyright.update(venvPath=str(prefix.parent), venv=prefix.name)
+    pyright["extraPaths"] = site_dirs  # also covers conda and system interpreters
+    vscode = {"python.defaultInterpreterPath": python, "python.analysis.extraPaths": site_dirs}
+    return {PYRIGHT_CONFIG: pyright, VSCODE_SETTINGS: vscode}
+
+
+def _dump(data: dict[str, Any]) -> str:
+    return json.dumps(data, indent=2) + "\n"
 
 
 class WorkspaceError(Exception):
@@ -48,7 +75,9 @@ class Workspace:
         return self.root / exercise.workspace_name
 
     def ensure(self, course: Course) -> list[Path]:
-        """Copy every stub the learner does not have yet; return the files created."""
+        """Copy every stub the learner does not have yet; return the files created.
+        Also keeps the editor configuration in place (`ensure_editor_config`)."""
+        self.ensure_editor_config()
         created = []
         for exercise in course.exercises:
             target = self.path(exercise)
@@ -59,6 +88,36 @@ class Workspace:
                     raise WorkspaceError(f"cannot create {target}: {exc.strerror or exc}") from None
                 created.append(target)
         return created
+
+    def ensure_editor_config(self) -> list[Path]:
+        """Write the editor files (see `editor_config`); return those written.
+
+        A file the learner changed is left alone; one still as we last wrote it (say, for an
+        older virtualenv) is brought up to date, so completion follows the Python running tutor."""
+        ledger_path = self.root / EDITOR_LEDGER
+        try:
+            ledger = json.loads(ledger_path.read_text(encoding="utf-8"))
+            if not isinstance(ledger, dict):
+                ledger = {}
+        except (OSError, UnicodeDecodeError, ValueError):
+            ledger = {}
+        written = []
+        for name, data in editor_config().items():
+            target = self.root / name
+            wanted = _dump(data)
+            if target.exists():
+                try:
+                    current = target.read_text(encoding="utf-8")
+                except (OSError, UnicodeDecodeError):
+                    continue
+                if current == wanted or current != ledger.get(name):
+                    continue  # up to date, or the learner's own settings
+            atomic_write(target, wanted)
+            ledger[name] = wanted
+            written.append(target)
+        if written:
+            atomic_write(ledger_path, _dump(ledger))
+        return written
 
     def read(self, exercise: Exercise) -> str:
         target = self.path(exercise)

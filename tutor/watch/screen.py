@@ -1,0 +1,358 @@
+"""The watch screen: the exercise, its file, the task in short, hints, and the results panel.
+
+Checks run in thread workers; the file watcher runs in its own thread. Both post messages here,
+and every database access happens on this (the UI) thread.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
+from rich.console import Group
+from rich.markdown import Markdown as RichMarkdown
+from rich.style import Style
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult, SuspendNotSupported
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.message import Message
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from tutor.course import Exercise
+from tutor.progress import ProgressError
+from tutor.runner.protocol import CANCELLED, Event, Verdict
+from tutor.ui.screens.solution import SolutionScreen
+from tutor.ui.status import Snapshot, icon, step_status
+from tutor.ui.widgets.results import ResultsPanel
+from tutor.watch.editor import EditorError, editor_command, open_in_editor
+from tutor.watch.picker import ExercisePicker
+from tutor.watch.session import WatchSession, ago, task_summary, verdict_of
+from tutor.workspace import WorkspaceError
+
+if TYPE_CHECKING:
+    from tutor.watch.app import WatchApp
+
+
+# -- messages from worker and watcher threads ------------------------------------------------------
+
+class FileSaved(Message):
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self.path = path
+
+
+class WatchFailed(Message):
+    def __init__(self, reason: str) -> None:
+        super().__init__()
+        self.reason = reason
+
+
+class CheckProgress(Message):
+    def __init__(self, gen: int, event: Event) -> None:
+        super().__init__()
+        self.gen = gen
+        self.event = event
+
+
+class CheckDone(Message):
+    def __init__(self, gen: int, exercise: Exercise, verdict: Verdict) -> None:
+        super().__init__()
+        self.gen = gen
+        self.exercise = exercise
+        self.verdict = verdict
+
+
+class RunnerUp(Message):
+    def __init__(self, gpus: int | None, error: str = "") -> None:
+        super().__init__()
+        self.gpus = gpus
+        self.error = error
+
+
+def post(target: object, message: Message) -> None:
+    """Post from another thread; a closed app just drops it."""
+    try:
+        target.post_message(message)  # type: ignore[attr-defined]
+    except RuntimeError:
+        pass
+
+
+class WatchScreen(Screen[None]):
+    VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]
+    AUTO_FOCUS = None
+
+    BINDINGS = [
+        Binding("h", "hint", "Hint", id="watch-hint", tooltip="Reveal the next hint (it counts as used)"),
+        Binding("n", "next", "Next", id="watch-next", tooltip="Go to the next exercise"),
+        Binding("p", "previous", "Prev", id="watch-previous", tooltip="Go to the previous exercise"),
+        Binding("r", "rerun", "Re-run", id="watch-rerun",
+                tooltip="Check the file now (a run in flight is cancelled and restarted)"),
+        Binding("l", "list", "List", id="watch-list", tooltip="Every exercise with its status"),
+        Binding("s", "solution", "Solution", id="watch-solution",
+                tooltip="Your code beside the reference solution (after the hints, or after a pass)"),
+        Binding("t", "task", "Task", id="watch-task", tooltip="Show the whole task, or fold it again"),
+        Binding("e", "edit", "Edit", id="watch-edit", tooltip="Open the file in $VISUAL / $EDITOR"),
+        Binding("q", "quit", "Quit", id="watch-quit", tooltip="Stop watching"),
+    ]
+
+    def __init__(self, session: WatchSession) -> None:
+        super().__init__(id="watch")
+        self.session = session
+        self.gen = 0               # the latest check; verdicts of older ones are stale
+        self.running = False
+        self.shown: Exercise | None = None  # whose verdict the results panel shows
+        self.shown_passed = False
+        self.history: list[tuple[str, str]] = []  # (exercise id, status) of every finished check
+
+    @property
+    def watch_app(self) -> "WatchApp":
+        return cast("WatchApp", self.app)
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="watch-title")
+        yield Static(id="watch-file")
+        with VerticalScroll(id="watch-task-scroll"):
+            yield Static(id="watch-task-text")
+        with VerticalScroll(id="watch-hints"):
+            yield Static(id="watch-hints-text")
+        yield ResultsPanel(id="results")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.arrive(self.session.current)
+        self.watch_app.start_watching()
+        self._warm_up()
+
+    # -- the exercise ---------------------------------------------------------------------------
+
+    def arrive(self, ex: Exercise, keep_results: bool = False) -> None:
+        """Show `ex`: title, file, task and hints; the results panel shows its last verdict,
+        checks it if it changed since, or waits for a save. `keep_results` leaves the panel
+        alone (a pass just moved us here: its verdict stays in view)."""
+        self.watch_app.watch_file(self.session.path(ex))
+        self.remove_class("-task-full")
+        self._show_header(ex)
+        self.query_one("#watch-task-text", Static).update(RichMarkdown(task_summary(ex.text())))
+        self.query_one("#watch-task-scroll", VerticalScroll).scroll_home(animate=False)
+        self._show_hints(ex)
+        if keep_results:
+            return
+        results = self.query_one(ResultsPanel)
+        try:
+            arrival = self.session.arrival(ex)
+        except (ProgressError, WorkspaceError, OSError, UnicodeDecodeError) as exc:
+            self.notify(str(exc), severity="error")
+            results.show_idle(self._idle_text(ex))
+            return
+        if arrival.action == "history" and arrival.last is not None:
+            self.shown, self.shown_passed = ex, arrival.last.status == "passed"
+            results.show_verdict(verdict_of(arrival.last), f"{ex.title}  (last check, {ago(arrival.last.at)})")
+        elif arrival.action == "check":
+            self.check_now()
+        else:
+            self.shown, self.shown_passed = None, False
+            results.show_idle(self._idle_text(ex))
+
+    def _show_header(self, ex: Exercise) -> None:
+        snap = Snapshot(self.session.progress.all_exercises(), set(), self.session.gpus)
+        title = Text.assemble((f"{icon(step_status(ex, snap))} {ex.title}", "bold"),
+                              (f"   {self.session.place(ex)} · {self.session.chapter(ex).title}", "dim"))
+        self.query_one("#watch-title", Static).update(title)
+        path = self.session.path(ex)
+        self.query_one("#watch-file", Static).update(Text.assemble(
+            ("file ", "dim"), (str(path), Style(link=path.as_uri(), underline=True))))
+
+    def _idle_text(self, ex: Exercise) -> str:
+        text = f"Edit {self.session.path(ex).name} in your editor and save: every save is checked here."
+        runs, why = self.session.runs_here(ex)
+        if not runs:
+            text += f"\nThis exercise {why}: here its check is skipped (n: next exercise)."
+        return text
+
+    def _show_hints(self, ex: Exercise) -> None:
+        box = self.query_one("#watch-hints", VerticalScroll)
+        try:
+            revealed = self.session.hints_used(ex)
+        except ProgressError:
+            revealed = 0
+        box.set_class(revealed > 0, "-visible")
+        if not revealed:
+            return
+        parts: list[Text] = []
+        for i, hint in enumerate(ex.hints[:revealed], start=1):
+            newest = i == revealed
+            parts.append(Text.assemble((f"Hint {i}/{len(ex.hints)}: ", "bold"), hint,
+                                       style="" if newest else "dim"))
+        left = len(ex.hints) - revealed
+        parts.append(Text(f"h: next hint ({left} left)" if left else
+                          "No more hints: s shows the reference solution beside your code.",
+                          style="italic dim"))
+        self.query_one("#watch-hints-text", Static).update(Group(*parts))
+        box.scroll_end(animate=False)
+
+    def go_to(self, ex: Exercise, keep_results: bool = False) -> None:
+        try:
+            self.session.go_to(ex)
+        except (ProgressError, WorkspaceError) as exc:
+            self.notify(str(exc), severity="error")
+        self.arrive(ex, keep_results=keep_results)
+
+    # -- checks ---------------------------------------------------------------------------------
+
+    def check_now(self) -> None:
+        """Check the current file; a check still in flight is cancelled (its verdict is dropped)."""
+        ex = self.session.current
+        if self.running:
+            self.session.cancel()
+        self.gen += 1
+        self.running = True
+        self.shown, self.shown_passed = None, False
+        self.remove_class("-task-full")
+        self.query_one(ResultsPanel).start(ex.title)
+        self._check(ex, self.gen)
+
+    @work(thread=True, group="check", exit_on_error=False)
+    def _check(self, ex: Exercise, gen: int) -> None:
+        verdict = self.session.check(ex, lambda event: post(self, CheckProgress(gen, event)))
+        post(self, CheckDone(gen, ex, verdict))
+
+    @work(thread=True, group="warm-up", exit_on_error=False)
+    def _warm_up(self) -> None:
+        try:
+            post(self, RunnerUp(self.session.warm_up()))
+        except Exception as exc:  # RunnerError, OSError: the first check will say it again
+            post(self, RunnerUp(None, str(exc)))
+
+    def on_runner_up(self, message: RunnerUp) -> None:
+        if message.gpus is None:
+            self.notify(f"The runner could not start: {message.error}", severity="error", timeout=10)
+            return
+        self.session.gpus = message.gpus
+        self._show_header(self.session.current)
+        if self.shown is None and not self.running:
+            self.query_one(ResultsPanel).show_idle(self._idle_text(self.session.current))
+
+    def file_saved(self, path: Path) -> None:
+        """The watcher saw a save: check it, unless it is another file or nothing changed."""
+        ex = self.session.current
+        if os.path.realpath(path) != os.path.realpath(self.session.path(ex)) or not self.session.changed_since_check(ex):
+            return
+        self.check_now()
+
+    def on_check_progress(self, message: CheckProgress) -> None:
+        if message.gen == self.gen:
+            self.query_one(ResultsPanel).add_event(message.event)
+
+    def on_check_done(self, message: CheckDone) -> None:
+        ex, verdict = message.exercise, message.verdict
+        try:
+            self.session.record(ex, verdict)
+        except ProgressError as exc:
+            self.notify(str(exc), severity="error")
+        if verdict.status != CANCELLED:
+            self.history.append((ex.id, verdict.status))
+        if message.gen != self.gen:
+            return  # a newer check replaced this one
+        self.running = False
+        if ex != self.session.current:  # the learner moved on while it ran
+            if verdict.status != CANCELLED:
+                self.notify(f"{ex.title}: {verdict.status}", timeout=4)
+            return
+        self.shown, self.shown_passed = ex, verdict.passed
+        results = self.query_one(ResultsPanel)
+        if not verdict.passed:
+            results.show_verdict(verdict, ex.title)
+            self._show_header(ex)
+            return
+        following = self.session.after_pass(ex)
+        if following is None:
+            results.show_verdict(verdict, ex.title, "Every exercise that runs here has passed!")
+            self._show_header(ex)
+            self.notify(f"✔ {ex.title} passed: that was the last one to do.", title="Well done!")
+            return
+        results.show_verdict(verdict, ex.title,
+                             f"Next: {following.title} (p goes back, s shows the reference solution)")
+        self.notify(f"✔ {ex.title} passed. Now watching {self.session.path(following).name}.",
+                    title="Well done!", timeout=6)
+        self.go_to(following, keep_results=True)
+
+    # -- keys -----------------------------------------------------------------------------------
+
+    def action_hint(self) -> None:
+        ex = self.session.current
+        try:
+            if not self.session.reveal_hint():
+                self.notify(f"All {len(ex.hints)} hints are shown. s shows the reference solution "
+                            "beside your code.")
+        except ProgressError as exc:
+            self.notify(str(exc), severity="error")
+        self._show_hints(ex)
+        self._show_header(ex)
+
+    def _move(self, delta: int) -> None:
+        ex = self.session.neighbour(delta)
+        if ex is None:
+            self.notify("This is the last exercise." if delta > 0 else "This is the first exercise.")
+            return
+        self.go_to(ex)
+
+    def action_next(self) -> None:
+        self._move(+1)
+
+    def action_previous(self) -> None:
+        self._move(-1)
+
+    def action_rerun(self) -> None:
+        self.check_now()
+
+    def action_list(self) -> None:
+        snap = Snapshot(self.session.progress.all_exercises(), set(), self.session.gpus)
+
+        def chosen(exercise_id: str | None) -> None:
+            if exercise_id and exercise_id != self.session.current.id:
+                self.go_to(self.session.course.exercise(exercise_id))
+
+        self.app.push_screen(ExercisePicker(self.session.course, self.session.current, snap), chosen)
+
+    def action_solution(self) -> None:
+        # Just after a pass the panel shows the exercise that passed: its solution is the one
+        # worth comparing, even though watching has moved on to the next file.
+        ex = self.shown if self.shown is not None and self.shown_passed else self.session.current
+        try:
+            refusal = self.session.solution_refusal(ex)
+            mine = self.session.text(ex)
+            reference = ex.solution.read_text(encoding="utf-8")
+        except (ProgressError, WorkspaceError, OSError, UnicodeDecodeError) as exc:
+            self.notify(str(exc), severity="error")
+            return
+        if refusal:
+            self.notify(refusal, severity="warning")
+            return
+        self.app.push_screen(SolutionScreen(ex.title, mine, reference))
+
+    def action_task(self) -> None:
+        self.toggle_class("-task-full")
+
+    def action_edit(self) -> None:
+        path = self.session.path()
+        try:
+            command = editor_command()
+            if command is None:
+                self.notify(f"Set $VISUAL or $EDITOR to open files from here. The file: {path}",
+                            timeout=10)
+                return
+            # A terminal editor takes over this terminal until it exits; saves made in it are
+            # seen by the watcher and checked when we are back.
+            with self.app.suspend():
+                open_in_editor(command, path)
+        except EditorError as exc:
+            self.notify(str(exc), severity="error")
+        except SuspendNotSupported:  # no real terminal (a test, a web driver)
+            self.notify(f"cannot open an editor from here. The file: {path}", severity="warning")
+
+    def action_quit(self) -> None:
+        self.app.exit(0)

@@ -1,0 +1,223 @@
+"""What `tutor watch` is doing, without a screen: which exercise, its file, hints, checks.
+
+Plain Python (no Textual, no torch) so the whole flow is testable with a fake runner. Progress,
+hints and run history live in the same `Progress` store the app and the CLI use. Every method
+runs on the caller's thread; only `check` blocks (call it from a worker thread) and it never
+touches the database, whose connection belongs to the thread that opened it.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Protocol
+
+from tutor.course import Chapter, Course, Exercise
+from tutor.progress import Progress, RunRecord
+from tutor.runner.protocol import CANCELLED, ERROR, PASSED, SKIPPED, Event, Verdict
+from tutor.workspace import Workspace
+
+
+class RunnerLike(Protocol):
+    """The part of tutor.runner.client.Runner that watch mode uses (tests pass a fake)."""
+
+    def check(self, exercise: Exercise, code: Path, on_event: Callable[[Event], None] | None = None,
+              seed: int | None = None) -> Verdict: ...
+
+    def cancel(self) -> bool: ...
+
+    def close(self) -> None: ...
+
+    def start(self) -> Any: ...  # returns something with `.gpus` (MachineInfo)
+
+
+@dataclass(frozen=True)
+class Arrival:
+    """What to show when the learner arrives at an exercise.
+
+    `check`: the file changed since its last check, so check it now; `history`: show the last
+    recorded verdict (the file has not changed since); `idle`: the untouched stub, wait for a save."""
+
+    action: str
+    last: RunRecord | None = None
+
+
+class WatchSession:
+    def __init__(self, course: Course, progress: Progress, workspace: Workspace,
+                 runner_factory: Callable[[], RunnerLike], start: Exercise, device: str = "auto") -> None:
+        self.course = course
+        self.progress = progress
+        self.workspace = workspace
+        self.device = device
+        self.exercises = course.exercises
+        self.index = self.exercises.index(start)
+        self.gpus: int | None = None  # known once the runner has started
+        self._runner_factory = runner_factory
+        self._runner: RunnerLike | None = None
+        self._runner_lock = threading.Lock()
+        self._checked: dict[str, str] = {}  # exercise id -> the text its latest check was given
+
+    # -- where we are ---------------------------------------------------------------------------
+
+    @property
+    def current(self) -> Exercise:
+        return self.exercises[self.index]
+
+    @property
+    def runner(self) -> RunnerLike:
+        with self._runner_lock:  # the warm-up and the first check may ask at once
+            if self._runner is None:
+                self._runner = self._runner_factory()
+            return self._runner
+
+    def path(self, exercise: Exercise | None = None) -> Path:
+        """The learner's file, absolute (it is what an editor opens and what a link points at)."""
+        return Path(os.path.abspath(self.workspace.path(exercise or self.current)))
+
+    def chapter(self, exercise: Exercise | None = None) -> Chapter:
+        return self.course.chapter_of(exercise or self.current)
+
+    def place(self, exercise: Exercise | None = None) -> str:
+        """`chapter 2 · exercise 1/4`."""
+        ex = exercise or self.current
+        chapter = self.chapter(ex)
+        return f"chapter {chapter.number} · exercise {chapter.exercises.index(ex) + 1}/{len(chapter.exercises)}"
+
+    def go_to(self, exercise: Exercise) -> None:
+        """Make `exercise` current and remember it, so `tutor check`, `tutor start` and the next
+        `tutor watch` continue here. Raises ProgressError when the position cannot be saved."""
+        self.index = self.exercises.index(exercise)
+        self.workspace.read(exercise)  # recreate a deleted file from its stub before watching it
+        self.progress.set_position(self.chapter(exercise).number, exercise.id)
+
+    def neighbour(self, delta: int) -> Exercise | None:
+        i = self.index + delta
+        return self.exercises[i] if 0 <= i < len(self.exercises) else None
+
+    def status(self, exercise: Exercise) -> str:
+        return self.progress.exercise(exercise.id).status
+
+    def runs_here(self, exercise: Exercise) -> tuple[bool, str]:
+        """Whether this machine can check `exercise` (assumed yes until the runner reports)."""
+        if self.gpus is None:
+            return True, ""
+        device, why = exercise.needs.device_here(self.gpus, self.device)
+        return device is not None, why
+
+    def after_pass(self, exercise: Exercise) -> Exercise | None:
+        """Where to go after `exercise` passed: the next exercise in course order that has not
+        passed and can run here, wrapping around to earlier ones; None when none is left."""
+        i = self.exercises.index(exercise)
+        passed = {k for k, v in self.progress.all_exercises().items() if v.status == PASSED}
+        for ex in self.exercises[i + 1:] + self.exercises[:i]:
+            if ex.id not in passed and self.runs_here(ex)[0]:
+                return ex
+        return None
+
+    # -- hints and the solution -----------------------------------------------------------------
+
+    def hints_used(self, exercise: Exercise | None = None) -> int:
+        ex = exercise or self.current
+        return min(self.progress.exercise(ex.id).hints_used, len(ex.hints))
+
+    def reveal_hint(self) -> bool:
+        """Reveal the current exercise's next hint (it counts as used, as everywhere);
+        False when every hint is already shown."""
+        ex = self.current
+        if self.hints_used(ex) >= len(ex.hints):
+            return False
+        self.progress.use_hint(ex.id, len(ex.hints))
+        return True
+
+    def solution_refusal(self, exercise: Exercise) -> str | None:
+        """Why the reference solution is not shown yet, or None when it may be."""
+        if self.status(exercise) == PASSED:
+            return None
+        left = len(exercise.hints) - self.hints_used(exercise)
+        if left > 0:
+            return (f"The solution opens after the hints (h reveals the next, {left} left) "
+                    "or after a pass.")
+        return None
+
+    # -- checks ---------------------------------------------------------------------------------
+
+    def arrival(self, exercise: Exercise) -> Arrival:
+        runs = [r for r in self.progress.runs(exercise.id, limit=20) if r.role == "learner"]
+        last = runs[0] if runs else None
+        try:
+            mtime = self.path(exercise).stat().st_mtime
+        except OSError:
+            mtime = time.time()
+        if last is not None and mtime <= last.at:
+            self._checked[exercise.id] = self.text(exercise)  # saving it unchanged re-checks nothing
+            return Arrival("history", last)
+        if self.workspace.is_modified(exercise):
+            return Arrival("check", last)
+        return Arrival("idle", last)
+
+    def text(self, exercise: Exercise) -> str:
+        return self.workspace.read(exercise)
+
+    def changed_since_check(self, exercise: Exercise) -> bool:
+        """False when the file holds exactly what was last checked: an editor that saves
+        without a change (or touches the file) does not start a run."""
+        try:
+            return self.text(exercise) != self._checked.get(exercise.id)
+        except (OSError, UnicodeDecodeError):
+            return True  # the check will say what is wrong with the file
+
+    def check(self, exercise: Exercise, on_event: Callable[[Event], None] | None = None) -> Verdict:
+        """Check the learner's file (blocks; a worker thread calls this). Never raises."""
+        try:
+            self._checked[exercise.id] = self.text(exercise)
+            return self.runner.check(exercise, self.path(exercise), on_event)
+        except Exception as exc:  # the runner must never take the screen down
+            return Verdict(status=ERROR, reason=f"the runner failed: {exc}")
+
+    def warm_up(self) -> int:
+        """Start the runner's process (it imports torch); return how many GPUs it sees.
+        Blocks: call from a worker thread. Raises RunnerError or OSError."""
+        return int(self.runner.start().gpus)
+
+    def cancel(self) -> None:
+        if self._runner is not None:
+            self._runner.cancel()
+
+    def record(self, exercise: Exercise, verdict: Verdict) -> bool:
+        """Store a finished check in the run history (a pass marks the exercise passed).
+        Cancelled and skipped runs say nothing about the learner's code: not stored."""
+        if verdict.status in (CANCELLED, SKIPPED):
+            return False
+        self.progress.record_run(exercise.id, verdict.status, verdict.reason, verdict.figures)
+        return True
+
+    def close(self) -> None:
+        if self._runner is not None:
+            self._runner.cancel()
+            self._runner.close()
+            self._runner = None
+
+
+def verdict_of(record: RunRecord) -> Verdict:
+    """A verdict read back from the run history (reason and figures; output is not kept)."""
+    return Verdict(status=record.status, reason=record.reason, figures=dict(record.figures))
+
+
+def ago(ts: float, now: float | None = None) -> str:
+    delta = max(0.0, (now or time.time()) - ts)
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if delta >= size:
+            return f"{int(delta // size)} {unit} ago"
+    return "just now"
+
+
+def task_summary(markdown: str) -> str:
+    """The exercise's guide text without its top heading (the title is shown above it)."""
+    lines = markdown.strip().splitlines()
+    if lines and lines[0].startswith("# "):
+        lines = lines[1:]
+    return "\n".join(lines).strip()
+
