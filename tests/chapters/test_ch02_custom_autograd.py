@@ -133,6 +133,32 @@ def test_logsumexp_calling_torch_logsumexp(mutant):
     assert_fails(v, "logsumexp", "max-subtraction")
 
 
+def test_logsumexp_one_max_for_the_whole_tensor(mutant):
+    v = mutant("stable-logsumexp", "m = x.amax(dim=-1, keepdim=True)", "m = x.amax()")
+    assert_fails(v, "non-finite", "-inf")
+
+
+def test_logsumexp_backward_ignores_the_incoming_gradient(mutant):
+    v = mutant("stable-logsumexp", "return grad_out.unsqueeze(-1) * (x - out.unsqueeze(-1)).exp()",
+               "return (x - out.unsqueeze(-1)).exp()")
+    assert_fails(v, "gradient of x")
+
+
+def test_logsumexp_computing_in_float32_whatever_the_input(mutant):
+    v = mutant("stable-logsumexp", "m = x.amax(dim=-1, keepdim=True)",
+               "x = x.float()\n        m = x.amax(dim=-1, keepdim=True)")
+    assert_fails(v, "float64")
+
+
+def test_logsumexp_softmax_recomputed_with_its_own_max_passes(variant):
+    # Issue 20: more accurate than torch.logsumexp's own float32 gradient; it used to fail.
+    variant("stable-logsumexp",
+            ("m = x.amax(dim=-1, keepdim=True)", "m = torch.max(x, dim=-1, keepdim=True).values"),
+            ("return grad_out.unsqueeze(-1) * (x - out.unsqueeze(-1)).exp()",
+             "e = (x - x.amax(dim=-1, keepdim=True)).exp()\n"
+             "        return grad_out.unsqueeze(-1) * e / e.sum(dim=-1, keepdim=True)"))
+
+
 # -- straight-through estimator --------------------------------------------------------------
 
 

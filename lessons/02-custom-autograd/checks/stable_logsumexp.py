@@ -1,6 +1,7 @@
-"""Check: LogSumExp matches torch.logsumexp(x, -1) in value, gradient and second derivative,
-stays finite around |x| = 1000 where the naive formula overflows, is written by hand, and
-passes gradcheck and gradgradcheck."""
+"""Check: LogSumExp matches logsumexp over the last dim (computed in float64) in value,
+gradient and second derivative; stays finite around |x| = 1000 where the naive formula
+overflows, and for rows at very different levels (one max per row, not one for the tensor);
+keeps float64 as float64; is written by hand; passes gradcheck and gradgradcheck."""
 
 import torch
 from torch.autograd.function import BackwardCFunction
@@ -32,26 +33,43 @@ def check(ctx):
     ctx.expect(not used, f"your forward calls {', '.join(used)}: write the max-subtraction yourself "
                          "(m = x.amax(-1, keepdim=True); m + log(sum(exp(x - m))))")
 
-    # (shape, spread, offset): offsets of +-1000 are where exp() overflows or underflows.
-    cases = [((4, 7), 1.0, 0.0), ((5,), 3.0, 1000.0), ((2, 3, 9), 2.0, -1000.0),
-             ((6, 1), 1.0, 1000.0), ((3, 11), 400.0, 0.0)]
+    # (shape, spread, offset, dtype, noncontiguous): offsets of +-1000 are where exp() overflows
+    # or underflows; "rows" puts each row at its own offset (-1000, 0, +1000, +500), so one max
+    # for the whole tensor instead of one per row underflows the rows far below it.
+    cases = [((4, 7), 1.0, 0.0, torch.float32, False), ((5,), 3.0, 1000.0, torch.float32, False),
+             ((2, 3, 9), 2.0, -1000.0, torch.float32, False), ((6, 1), 1.0, 1000.0, torch.float32, False),
+             ((3, 11), 400.0, 0.0, torch.float32, False), ((4, 7), 2.0, "rows", torch.float32, False),
+             ((5, 8), 3.0, 0.0, torch.float64, False), ((6, 9), 2.0, 1000.0, torch.float32, True)]
     for trial in ctx.trials(len(cases)):
-        shape, spread, offset = cases[trial]
-        x = ctx.randn(*shape, scale=spread) + offset
-        where = f"for inputs around {offset:+g}" if offset else f"for inputs spread over +-{spread:g}"
-        x1 = x.detach().clone().requires_grad_()
-        x2 = x.detach().clone().requires_grad_()
+        shape, spread, offset, dtype, noncontiguous = cases[trial]
+        x = ctx.randn(*shape, scale=spread, dtype=dtype, noncontiguous=noncontiguous)
+        if offset == "rows":
+            x = x + torch.tensor([-1000.0, 0.0, 1000.0, 500.0], dtype=dtype).unsqueeze(-1)
+            where = "for rows at very different levels (-1000, 0, +1000, +500)"
+        else:
+            x = x + offset  # keeps the strides
+            where = f"for inputs around {offset:+g}" if offset else f"for inputs spread over +-{spread:g}"
+        if dtype != torch.float32:
+            where += f" (a {str(dtype).replace('torch.', '')} input)"
+        if noncontiguous:
+            where += " (a non-contiguous input)"
+        x1 = x.detach().clone().requires_grad_()  # clone keeps the strides
+        # The truth in float64: a float32 gradient with its own max subtraction is closer to it
+        # than torch.logsumexp's own float32 gradient (off by ~6e-5 at |x| = 1000).
+        x2 = x.detach().double().requires_grad_()
         out = ctx.no_mutation(mine.logsumexp, x1)
-        expected = torch.logsumexp(x2, dim=-1)
+        truth = torch.logsumexp(x2, dim=-1)
         ctx.expect(isinstance(out, torch.Tensor) and isinstance(out.grad_fn, BackwardCFunction),
                    "logsumexp must return the result of LogSumExp.apply(x)")
         ctx.expect_finite(f"output {where}", out)
-        ctx.expect_close(f"output {where}", out, expected)
-        g = ctx.randn(expected.numel()).reshape(expected.shape)  # may be 0-d
+        ctx.expect_close(f"output {where}", out, truth.detach().to(dtype))
+        g = ctx.randn(truth.numel(), dtype=dtype).reshape(truth.shape)  # may be 0-d
         out.backward(g)
-        expected.backward(g)
+        truth.backward(g.double())
         ctx.expect_finite(f"gradient of x {where}", x1.grad)
-        ctx.expect_close(f"gradient of x {where}", x1.grad, x2.grad)
+        # x - logsumexp(x) cannot be closer than a few ulps of |x| in the input's dtype.
+        atol = max(1e-5, 3 * torch.finfo(dtype).eps * float(x.abs().max()))
+        ctx.expect_close(f"gradient of x {where}", x1.grad, x2.grad.to(dtype), atol=atol)
 
     # Second derivatives: differentiate the gradient once more (a Hessian-vector product).
     ctx.phase("checking second derivatives")

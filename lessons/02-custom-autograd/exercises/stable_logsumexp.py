@@ -2,13 +2,12 @@
 
     logsumexp(x) = log(sum_i exp(x_i))
 
-Computed literally, exp(1000) overflows to inf (and exp(-1000) underflows to 0, whose log is
--inf). Subtract the row maximum m first: log(sum exp(x_i)) = m + log(sum exp(x_i - m)).
-Every exp argument is then <= 0 and one of them is exactly 0, so the sum lies in [1, n].
+Computed literally, exp(1000) overflows to inf and exp(-1000) underflows to 0 (whose log is
+-inf), yet the answer itself is an ordinary number near 1000 or -1000. Find a way to compute
+it that stays finite for any finite x, row by row.
 
-The gradient is softmax(x) = exp(x - logsumexp(x)). Build it in backward from torch ops on
-saved tensors: then it is itself differentiable, and gradgradcheck (second derivatives) passes.
-Do not call torch.logsumexp, torch.softmax or F.softplus: the point is to write it yourself.
+Its gradient must be twice differentiable (the check runs gradgradcheck). Do not call
+torch.logsumexp, torch.softmax or F.softplus: the point is to write it yourself.
 """
 
 import torch
@@ -17,14 +16,15 @@ import torch
 class LogSumExp(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):
-        # TODO: m = the maximum over the last dim (keepdim=True)
-        # TODO: out = m + log(sum(exp(x - m))) over the last dim, with the last dim removed
-        # TODO: save what backward needs (the input and the output) and return out
+        # TODO: log(sum(exp(x))) over the last dim (which is removed), finite when every x is
+        #       near +1000, near -1000, or when each row sits at a different level.
+        # TODO: keep what backward needs.
         raise NotImplementedError("TODO: implement LogSumExp.forward")
 
     @staticmethod
     def backward(ctx, grad_out):
-        # TODO: softmax = exp(x - out[..., None]); return grad_out[..., None] * softmax
+        # TODO: the gradient with respect to x, with the same shape as x. Watch out: it must not
+        #       overflow either, and autograd must be able to differentiate it again.
         raise NotImplementedError("TODO: implement LogSumExp.backward")
 
 
