@@ -177,3 +177,22 @@ def test_ste_clipped_gradient_is_not_the_identity(mutant):
                ("return torch.round(x)", "ctx.save_for_backward(x)\n        return torch.round(x)"),
                ("return grad_out  #", "(x,) = ctx.saved_tensors\n        return grad_out * (x.abs() <= 1)  #"))
     assert_fails(v, "gradient of x")
+
+
+def test_ste_truncating_instead_of_rounding(mutant):
+    assert_fails(mutant("straight-through", "return torch.round(x)", "return torch.trunc(x)"), "rounded output")
+
+
+def test_ste_rounding_in_float32_whatever_the_input(mutant):
+    assert_fails(mutant("straight-through", "return torch.round(x)", "return torch.round(x.float())"),
+                 "float64")
+
+
+def test_ste_gradient_values_clamped(mutant):
+    v = mutant("straight-through", "return grad_out  #", "return grad_out.clamp(-1, 1)  #")
+    assert_fails(v, "gradient of x", "equal to the incoming gradient")
+
+
+def test_ste_method_calls_and_a_copied_gradient_pass(variant):
+    variant("straight-through", ("return torch.round(x)", "return x.round()"),
+            ("return grad_out  #", "return grad_out.clone()  #"))

@@ -10,23 +10,25 @@ def check(ctx):
     ctx.expect(isinstance(mine.RoundSTE, type) and issubclass(mine.RoundSTE, torch.autograd.Function),
                "RoundSTE must subclass torch.autograd.Function")
 
-    shapes = [(16, 10), (7,), (3, 5, 2), (1, 1)]
-    for trial in ctx.trials(5):
-        if trial == 4:
+    shapes = [(16, 10), (7,), (3, 5, 2), (1, 1), None, (5, 6)]
+    for trial in ctx.trials(len(shapes)):
+        dtype = torch.float64 if trial == 5 else torch.float32
+        if shapes[trial] is None:
             # Exact halves (-3.5, -2.5, ..., 3.5): torch.round sends them to the even neighbour.
             x = (ctx.randint(-4, 4, (6, 8)) * 2 + 1).float() / 2
             what = "for exact halves such as 0.5 and 2.5"
         else:
-            x = ctx.randn(*shapes[trial], scale=3.0, noncontiguous=(trial == 2))
-            what = ""
+            x = ctx.randn(*shapes[trial], scale=3.0, dtype=dtype, noncontiguous=(trial == 2))
+            what = "for a float64 input" if dtype == torch.float64 else ""
         x1 = x.detach().clone().requires_grad_()
         out = ctx.no_mutation(mine.round_ste, x1)
         ctx.expect(isinstance(out, torch.Tensor) and isinstance(out.grad_fn, BackwardCFunction),
                    "round_ste must return the result of RoundSTE.apply(x), so autograd calls your backward")
         ctx.expect_equal(f"rounded output {what}".strip(), out, torch.round(x))
-        g = ctx.randn(*x.shape)
+        g = ctx.randn(*x.shape, scale=2.0, dtype=dtype)
         out.backward(g)
-        ctx.expect_close("gradient of x (straight-through: equal to the incoming gradient)", x1.grad, g)
+        ctx.expect_close(f"gradient of x {what} (straight-through: equal to the incoming gradient)".replace("  ", " "),
+                         x1.grad, g)
 
     # What the STE is for: train weights that are rounded in forward. With the true derivative
     # of round (zero) nothing moves; with the STE the rounded weights reach the integer targets.

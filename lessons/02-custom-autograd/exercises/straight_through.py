@@ -12,12 +12,14 @@ import torch
 class RoundSTE(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):
-        # TODO: return x rounded like torch.round (halves go to the even neighbour), same dtype
+        # TODO: round x to the nearest integer. Watch out for exact halves (0.5, 2.5: they go to
+        #       the even neighbour) and keep the input's dtype.
         raise NotImplementedError("TODO: implement RoundSTE.forward")
 
     @staticmethod
     def backward(ctx, grad_out):
-        # TODO: the straight-through gradient: pass grad_out on unchanged
+        # TODO: the straight-through gradient, as described above: rounding's true derivative
+        #       (0 almost everywhere) is exactly what this backward replaces.
         raise NotImplementedError("TODO: implement RoundSTE.backward")
 
 
