@@ -14,9 +14,9 @@ def inner_adapt(model: nn.Module, params: dict[str, torch.Tensor], x: torch.Tens
         return F.mse_loss(functional_call(model, p, (x,)), y)
 
     for _ in range(steps):
-        g = grad(loss)(params)
+        g = grad(loss)(params)  # key
         # Out of place: the update stays in the outer autograd graph (no in-place, no detach).
-        params = {k: params[k] - lr * g[k] for k in params}
+        params = {k: params[k] - lr * g[k] for k in params}  # key
     return params
 
 
@@ -27,6 +27,6 @@ def maml_loss(model: nn.Module, support_x, support_y, query_x, query_y, lr: floa
 
     def task_loss(sx, sy, qx, qy):
         adapted = inner_adapt(model, params, sx, sy, lr, steps)
-        return F.mse_loss(functional_call(model, adapted, (qx,)), qy)
+        return F.mse_loss(functional_call(model, adapted, (qx,)), qy)  # key
 
     return vmap(task_loss)(support_x, support_y, query_x, query_y).mean()

@@ -156,7 +156,34 @@ def test_ensemble_python_loop_fails(mutant):
 # -- func-maml ----------------------------------------------------------------------------------
 
 def test_maml_solution_passes(solution_verdict):
-    assert_passes(solution_verdict("func-maml"))
+    assert_passes(solution_verdict("func-maml", seeds=2))
+
+
+def test_maml_autograd_grad_and_a_task_loop_passes(variant):
+    """Correct but different: torch.autograd.grad(create_graph=True) and a Python loop over tasks."""
+    variant("func-maml",
+            ("        g = grad(loss)(params)",
+             "        g = dict(zip(params, torch.autograd.grad(loss(params), list(params.values()), create_graph=True)))"),
+            ("    return vmap(task_loss)(support_x, support_y, query_x, query_y).mean()",
+             "    losses = [task_loss(support_x[t], support_y[t], query_x[t], query_y[t])\n"
+             "              for t in range(support_x.shape[0])]\n"
+             "    return torch.stack(losses).mean()"))
+
+
+def test_maml_hard_coded_learning_rate_fails(mutant):
+    v = mutant("func-maml", "params[k] - lr * g[k]", "params[k] - 0.01 * g[k]")
+    assert_fails(v, "adapted `", "step(s) at lr=")
+
+
+def test_maml_query_loss_of_the_unadapted_model_fails(mutant):
+    v = mutant("func-maml", "functional_call(model, adapted, (qx,))", "functional_call(model, params, (qx,))")
+    assert_fails(v, "maml_loss (mean query loss over 6 tasks")
+
+
+def test_maml_sum_over_tasks_fails(mutant):
+    v = mutant("func-maml", "(support_x, support_y, query_x, query_y).mean()",
+               "(support_x, support_y, query_x, query_y).sum()")
+    assert_fails(v, "maml_loss (mean query loss")
 
 
 def test_maml_first_order_fails_on_the_meta_gradient(mutant):

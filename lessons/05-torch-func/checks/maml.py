@@ -39,7 +39,8 @@ def check(ctx):
     mine = ctx.learner
     for trial in ctx.trials(3):
         steps = (1, 3, 5)[trial]
-        lr = ctx.choice([0.01, 0.03])
+        # Never a round number: a learning rate hard-coded in the solution cannot match it.
+        lr = round(0.005 + 0.03 * float(ctx.rand(1)), 5)
         torch.manual_seed(ctx.seed + trial)
         model = _net(ctx.choice([16, 24])).to(ctx.device)
         sx, sy, qx, qy = (t[0] for t in _sine_tasks(ctx, 1, ctx.choice([5, 10])))
@@ -74,8 +75,11 @@ def check(ctx):
     torch.manual_seed(ctx.seed)
     model = _net(20).to(ctx.device)
     tasks = _sine_tasks(ctx, 6, 8)
-    lr, steps = 0.02, 2
+    lr, steps = round(0.01 + 0.02 * float(ctx.rand(1)), 5), ctx.choice([2, 3])
     loss = mine.maml_loss(model, *tasks, lr, steps)
+    ctx.expect(all(p.grad is None for p in model.parameters()),
+               "maml_loss already filled the model's .grad: it should only return the loss; the "
+               "caller (the outer optimizer's loop) calls backward()")
     ctx.expect(isinstance(loss, torch.Tensor) and loss.numel() == 1,
                "maml_loss should return a scalar tensor (the mean query loss over tasks)")
     ctx.expect(loss.requires_grad, "maml_loss's result does not require grad: it must be "
@@ -87,7 +91,8 @@ def check(ctx):
                                                                      tasks[0][t], tasks[1][t], lr, steps),
                                                        (tasks[2][t],)), tasks[3][t])
                             for t in range(6)]).mean()
-    ctx.expect_close("maml_loss (mean query loss over 6 tasks)", loss.detach().reshape(()), expected.detach(), **TOL)
+    ctx.expect_close(f"maml_loss (mean query loss over 6 tasks, {steps} inner steps at lr={lr})",
+                     loss.detach().reshape(()), expected.detach(), **TOL)
     expected.backward()
     for k, e in _param_grads(model).items():
         ctx.expect_close(f"gradient of maml_loss with respect to the model's `{k}`", got[k], e, **TOL)

@@ -15,17 +15,18 @@ def inner_adapt(model: nn.Module, params: dict[str, torch.Tensor], x: torch.Tens
                 lr: float, steps: int) -> dict[str, torch.Tensor]:
     """`steps` steps of plain SGD on the MSE loss of (x, y), starting from `params`.
     Returns new tensors, still differentiable with respect to the starting `params`."""
-    # TODO: loss(p) = F.mse_loss(functional_call(model, p, (x,)), y)
-    # TODO: repeat `steps` times: g = grad(loss)(params); params = {k: params[k] - lr * g[k]}
-    #       (a new dict each step: no in-place updates, no detach, or the outer loop can't learn)
+    # TODO: `steps` steps of plain SGD (no momentum) on the MSE of the model's prediction for x
+    #       against y, with the model run on the parameters you were given, not its own.
+    # TODO: watch out: the outer loop differentiates through these steps. Anything that cuts the
+    #       graph (detach, .data, in-place updates) silently turns this into first-order MAML.
     raise NotImplementedError("TODO: implement inner_adapt")
 
 
 def maml_loss(model: nn.Module, support_x, support_y, query_x, query_y, lr: float, steps: int) -> torch.Tensor:
     """Mean over tasks (dim 0 of every argument) of the query loss after adapting to the
     support set. Differentiable with respect to model's parameters (second-order MAML)."""
-    # TODO: params = dict(model.named_parameters())  (the real parameters: gradients must reach them)
-    # TODO: for each task, adapt on (support_x[t], support_y[t]) and take the MSE of the adapted
-    #       model on (query_x[t], query_y[t]); return the mean over tasks. A Python loop works;
-    #       vmap over the task dim is neater.
+    # TODO: start from the model's real parameters: the meta-gradient has to reach them.
+    # TODO: per task, adapt on its support set, then score the ADAPTED parameters on its query
+    #       set; return the mean over tasks as one scalar (do not call backward here). A Python
+    #       loop over tasks works; vmap over the task dim is neater.
     raise NotImplementedError("TODO: implement maml_loss")
