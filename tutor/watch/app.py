@@ -27,6 +27,7 @@ from tutor.workspace import Workspace, WorkspaceError
 class WatchApp(App[int]):
     CSS_PATH = "../ui/tutor.tcss"  # one stylesheet for the whole project (see its watch block)
     TITLE = "tutor watch"
+    ENABLE_COMMAND_PALETTE = False  # nine single keys, all in the footer: no palette needed
     BINDINGS = [
         Binding("ctrl+c", "quit", "Quit", id="watch-ctrl-c", show=False, priority=True,
                 tooltip="Stop watching (as q does)"),

@@ -122,6 +122,9 @@ class WatchScreen(Screen[None]):
         yield ResultsPanel(id="results")
         yield Footer()
 
+    def on_resize(self) -> None:
+        self._show_header(self.session.current)
+
     def on_mount(self) -> None:
         self.arrive(self.session.current)
         self.watch_app.start_watching()
@@ -136,8 +139,7 @@ class WatchScreen(Screen[None]):
         self.watch_app.watch_file(self.session.path(ex))
         self.remove_class("-task-full")
         self._show_header(ex)
-        self.query_one("#watch-task-text", Static).update(RichMarkdown(task_summary(ex.text())))
-        self.query_one("#watch-task-scroll", VerticalScroll).scroll_home(animate=False)
+        self._show_task(ex)
         self._show_hints(ex)
         if keep_results:
             return
@@ -158,13 +160,34 @@ class WatchScreen(Screen[None]):
             results.show_idle(self._idle_text(ex))
 
     def _show_header(self, ex: Exercise) -> None:
-        snap = Snapshot(self.session.progress.all_exercises(), set(), self.session.gpus)
+        try:
+            snap = Snapshot(self.session.progress.all_exercises(), set(), self.session.gpus)
+        except ProgressError:
+            snap = Snapshot({}, set(), self.session.gpus)
         title = Text.assemble((f"{icon(step_status(ex, snap))} {ex.title}", "bold"),
-                              (f"   {self.session.place(ex)} · {self.session.chapter(ex).title}", "dim"))
+                              (f"   {self.session.place(ex)}", "dim"))
+        chapter = f" · {self.session.chapter(ex).title}"
+        if len(title) + len(chapter) <= self.size.width - 2:  # one line, even at 80 columns
+            title.append(chapter, style="dim")
         self.query_one("#watch-title", Static).update(title)
         path = self.session.path(ex)
         self.query_one("#watch-file", Static).update(Text.assemble(
             ("file ", "dim"), (str(path), Style(link=path.as_uri(), underline=True))))
+
+    def _show_task(self, ex: Exercise) -> None:
+        """The task in short (from where it names the file), or all of it while `t` unfolds it."""
+        full = self.has_class("-task-full")
+        try:
+            guide = ex.text()
+        except OSError as exc:
+            guide = f"(cannot read the task: {exc.strerror or exc})"
+        summary, cut = task_summary(guide, ex.stub.name)
+        text = task_summary(guide)[0] if full else summary
+        scroll = self.query_one("#watch-task-scroll", VerticalScroll)
+        scroll.border_title = "Task  ·  t folds it" if full else (
+            "Task, in short  ·  t shows all of it" if cut else "Task  ·  t unfolds it")
+        self.query_one("#watch-task-text", Static).update(RichMarkdown(text))
+        scroll.scroll_home(animate=False)
 
     def _idle_text(self, ex: Exercise) -> str:
         text = f"Edit {self.session.path(ex).name} in your editor and save: every save is checked here."
@@ -182,17 +205,17 @@ class WatchScreen(Screen[None]):
         box.set_class(revealed > 0, "-visible")
         if not revealed:
             return
-        parts: list[Text] = []
-        for i, hint in enumerate(ex.hints[:revealed], start=1):
-            newest = i == revealed
-            parts.append(Text.assemble((f"Hint {i}/{len(ex.hints)}: ", "bold"), hint,
-                                       style="" if newest else "dim"))
+        # Newest first, so the hint just asked for is in view even in a short box.
         left = len(ex.hints) - revealed
-        parts.append(Text(f"h: next hint ({left} left)" if left else
-                          "No more hints: s shows the reference solution beside your code.",
-                          style="italic dim"))
+        parts: list[Text] = []
+        for i in range(revealed, 0, -1):
+            newest = i == revealed
+            parts.append(Text.assemble((f"Hint {i}/{len(ex.hints)}: ", "bold"), ex.hints[i - 1],
+                                       style="" if newest else "dim"))
+        box.border_title = (f"Hints  ·  h: the next ({left} left)" if left else
+                            "Hints  ·  no more: s shows the reference solution beside your code")
         self.query_one("#watch-hints-text", Static).update(Group(*parts))
-        box.scroll_end(animate=False)
+        box.scroll_home(animate=False)
 
     def go_to(self, ex: Exercise, keep_results: bool = False) -> None:
         try:
@@ -211,7 +234,9 @@ class WatchScreen(Screen[None]):
         self.gen += 1
         self.running = True
         self.shown, self.shown_passed = None, False
-        self.remove_class("-task-full")
+        if self.has_class("-task-full"):  # the verdict must be in view
+            self.remove_class("-task-full")
+            self._show_task(ex)
         self.query_one(ResultsPanel).start(ex.title)
         self._check(ex, self.gen)
 
@@ -336,6 +361,7 @@ class WatchScreen(Screen[None]):
 
     def action_task(self) -> None:
         self.toggle_class("-task-full")
+        self._show_task(self.session.current)
 
     def action_edit(self) -> None:
         path = self.session.path()

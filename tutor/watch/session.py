@@ -214,10 +214,19 @@ def ago(ts: float, now: float | None = None) -> str:
     return "just now"
 
 
-def task_summary(markdown: str) -> str:
-    """The exercise's guide text without its top heading (the title is shown above it)."""
+def task_summary(markdown: str, filename: str = "") -> tuple[str, bool]:
+    """The task in short: the guide text from the first paragraph that names the learner's file
+    (`Open sigmoid.py and complete ...`), else from the top; without the title heading (shown
+    above it). Also whether text before it was left out."""
     lines = markdown.strip().splitlines()
     if lines and lines[0].startswith("# "):
         lines = lines[1:]
-    return "\n".join(lines).strip()
-
+    start, fenced, blank = 0, False, True
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith("```"):
+            fenced = not fenced
+        if not fenced and blank and filename and filename in line and line.strip():
+            start = i
+            break
+        blank = not line.strip() and not fenced
+    return "\n".join(lines[start:]).strip(), start > 0 and any(x.strip() for x in lines[:start])
