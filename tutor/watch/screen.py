@@ -171,8 +171,16 @@ class WatchScreen(Screen[None]):
             title.append(chapter, style="dim")
         self.query_one("#watch-title", Static).update(title)
         path = self.session.path(ex)
-        self.query_one("#watch-file", Static).update(Text.assemble(
-            ("file ", "dim"), (str(path), Style(link=path.as_uri(), underline=True))))
+        shown = str(path)
+        home = str(Path.home())
+        if shown.startswith(home + os.sep):
+            shown = "~" + shown[len(home):]
+        # A terminal hyperlink (click or Ctrl+click where supported). A path too long for one
+        # line folds without the label, rather than leaving the label alone on a line.
+        line = Text(shown, style=Style(link=path.as_uri(), underline=True))
+        if len(shown) + 6 <= self.size.width - 2:
+            line = Text.assemble(("file  ", "dim"), line)
+        self.query_one("#watch-file", Static).update(line)
 
     def _show_task(self, ex: Exercise) -> None:
         """The task in short (from where it names the file), or all of it while `t` unfolds it."""
