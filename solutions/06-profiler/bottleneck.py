@@ -12,6 +12,6 @@ def find_bottleneck(model: torch.nn.Module, x: torch.Tensor, iters: int = 10) ->
             for _ in range(iters):
                 model(x)
     events = prof.key_averages()
-    total = sum(e.self_cpu_time_total for e in events)
-    top = max(events, key=lambda e: e.self_cpu_time_total)
-    return top.key, top.self_cpu_time_total / total
+    total = sum(e.self_cpu_time_total for e in events)  # key
+    top = max(events, key=lambda e: e.self_cpu_time_total)  # key
+    return top.key, top.self_cpu_time_total / total  # key

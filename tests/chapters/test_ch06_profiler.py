@@ -10,8 +10,20 @@ pytestmark = pytest.mark.slow
 # -- find the bottleneck ----------------------------------------------------------------------
 
 def test_bottleneck_solution_passes(solution_verdict):
-    v = assert_passes(solution_verdict("profile-bottleneck"))
+    v = assert_passes(solution_verdict("profile-bottleneck", seeds=2))
     assert {"share_WideMLP", "share_RankFeatures", "share_ConvBlock"} <= set(v.figures)
+
+
+def test_bottleneck_events_aggregated_by_hand_passes(variant):
+    """Correct but different: sum the raw events per name instead of using key_averages()."""
+    variant("profile-bottleneck",
+            ("    events = prof.key_averages()\n",
+             "    per_name = {}\n"
+             "    for e in prof.events():\n"
+             "        per_name[e.key] = per_name.get(e.key, 0.0) + e.self_cpu_time_total\n"),
+            ("    total = sum(e.self_cpu_time_total for e in events)", "    total = sum(per_name.values())"),
+            ("    top = max(events, key=lambda e: e.self_cpu_time_total)", "    top = max(per_name, key=per_name.get)"),
+            ("    return top.key, top.self_cpu_time_total / total", "    return top, per_name[top] / total"))
 
 
 def test_bottleneck_ranked_by_total_time_fails(mutant):
@@ -29,7 +41,36 @@ def test_bottleneck_share_as_percentage_fails(mutant):
 def test_bottleneck_share_of_summed_total_times_fails(mutant):
     v = mutant("profile-bottleneck", "total = sum(e.self_cpu_time_total for e in events)",
                "total = sum(e.cpu_time_total for e in events)")
-    assert_fails(v, "share", "self CPU time of all ops")
+    assert_fails(v, "share", "sum of *total* times")
+
+
+def test_bottleneck_share_of_wall_clock_time_fails(mutant):
+    """The classic half-right share: the op's self time over the loop's wall-clock time."""
+    v = mutant("profile-bottleneck",
+               ("import torch\n", "import time\n\nimport torch\n"),
+               ("            for _ in range(iters):\n                model(x)\n",
+                "            start = time.perf_counter()\n"
+                "            for _ in range(iters):\n                model(x)\n"
+                "            wall_us = (time.perf_counter() - start) * 1e6\n"),
+               ("    total = sum(e.self_cpu_time_total for e in events)", "    total = wall_us"))
+    assert_fails(v, "your own profile gives", "wall-clock")
+
+
+def test_bottleneck_ignoring_iters_fails(mutant):
+    v = mutant("profile-bottleneck", "            for _ in range(iters):", "            for _ in range(10):")
+    assert_fails(v, "profiled 10 forward passes", "use the iters argument")
+
+
+def test_bottleneck_warm_up_inside_the_profile_fails(mutant):
+    v = mutant("profile-bottleneck",
+               ("        for _ in range(3):  # warm-up", "        for _ in range(0):  # warm-up"),
+               ("            for _ in range(iters):", "            for _ in range(iters + 3):"))
+    assert_fails(v, "warm-up passes belong before")
+
+
+def test_bottleneck_with_autograd_on_fails(mutant):
+    v = mutant("profile-bottleneck", "    with torch.no_grad():\n", "    if True:\n")
+    assert_fails(v, "autograd on", "torch.no_grad()")
 
 
 # -- labelled trace ---------------------------------------------------------------------------

@@ -1,10 +1,18 @@
-"""Check: find_bottleneck names an op that is (one of) the largest by self CPU time in the checker's
-own profiles of the same model, with a share close to the checker's."""
+"""Check: find_bottleneck profiles exactly `iters` forward passes under torch.no_grad() (after its
+warm-up), names the op with the most self CPU time in ITS OWN profile, and reports that op's share
+of the self CPU time of all rows exactly as its own profile gives it. The op must also be (one of)
+the largest in the checker's own profiles of the same model, which keeps the profile honest.
 
+Profiles differ from run to run, so the share is compared with the learner's own profile, which
+the checker sees by watching the profiler object the learner stops: that comparison is exact, and
+a share computed against wall-clock time or total times cannot slip through a loose tolerance."""
+
+import sys
 from collections import defaultdict
 
 import torch
 from torch import nn
+from torch.autograd import profiler as autograd_profiler
 from torch.profiler import ProfilerActivity, profile
 
 
@@ -64,6 +72,41 @@ def _own_profile(model, x, iters=10):
     return self_t, total_t
 
 
+def _watch(fn):
+    """Run fn() and return (its result, the profiler objects it stopped). Watches Python calls to
+    a profiler's __exit__/stop; patches nothing."""
+    seen = []
+    kinds = (profile, autograd_profiler.profile)
+
+    def watcher(frame, event, arg):
+        if event == "call" and frame.f_code.co_name in ("__exit__", "stop"):
+            obj = frame.f_locals.get("self")
+            if isinstance(obj, kinds) and not any(obj is s for s in seen):
+                seen.append(obj)
+
+    previous = sys.getprofile()
+    sys.setprofile(watcher)
+    try:
+        result = fn()
+    finally:
+        sys.setprofile(previous)
+    return result, seen
+
+
+def _per_key(prof):
+    self_t, total_t = defaultdict(float), defaultdict(float)
+    for e in prof.key_averages():
+        self_t[e.key] += e.self_cpu_time_total
+        total_t[e.key] += e.cpu_time_total
+    return self_t, total_t
+
+
+def _top(self_t, n=4):
+    grand = sum(self_t.values()) or 1.0
+    ranked = sorted(self_t, key=self_t.get, reverse=True)
+    return ", ".join(f"{k} {self_t[k] / grand:.0%}" for k in ranked[:n])
+
+
 def check(ctx):
     mine = ctx.learner
     torch.set_num_threads(1)  # fewer moving parts: profiles of the same model agree better
@@ -73,10 +116,18 @@ def check(ctx):
         kind = kinds[order[trial]]
         model, x, desc = _make(ctx, kind)
         model.eval()
+        iters = ctx.choice([5, 7, 12])  # never the default 10: the argument must be used
         ctx.phase(f"trial {trial + 1}/3: profiling {desc} (checker)")
         self_a, total_a = _own_profile(model, x)
-        ctx.phase(f"trial {trial + 1}/3: your find_bottleneck on {desc}")
-        result = mine.find_bottleneck(model, x)
+
+        ctx.phase(f"trial {trial + 1}/3: your find_bottleneck on {desc}, iters={iters}")
+        calls = []
+        hook = model.register_forward_pre_hook(
+            lambda *_: calls.append((torch._C._autograd._profiler_enabled(), torch.is_grad_enabled())))
+        try:
+            result, profs = _watch(lambda: mine.find_bottleneck(model, x, iters=iters))
+        finally:
+            hook.remove()
         ctx.phase(f"trial {trial + 1}/3: profiling {desc} again (checker)")
         self_b, total_b = _own_profile(model, x)
 
@@ -88,29 +139,71 @@ def check(ctx):
                    f"the share should be a float, got {type(share).__name__}")
         share = float(share)
 
+        # How the profile was taken: exactly `iters` forward passes, all under no_grad.
+        profiled = [grad for on, grad in calls if on]
+        ctx.expect(profiled, f"{desc}: none of the model's forward passes ran while a profiler was "
+                             f"recording: call model(x) inside the `with profile(...)` block")
+        if len(profiled) != iters:
+            why = ""
+            if len(profiled) > iters and len(calls) == len(profiled):
+                why = (" and none before it: warm-up passes belong before the `with profile(...)` block, "
+                       "not inside it")
+            elif len(profiled) == 10:
+                why = " (10 is the default: use the iters argument)"
+            ctx.fail(f"{desc}: find_bottleneck(model, x, iters={iters}) profiled {len(profiled)} forward "
+                     f"passes, expected {iters}{why}")
+        ctx.expect(len(calls) > len(profiled),
+                   f"{desc}: no warm-up: every forward pass was profiled. Run the model a few times "
+                   f"before entering `profile(...)` so first-call costs stay out of the profile")
+        ctx.expect(not any(profiled),
+                   f"{desc}: the profiled forward passes ran with autograd on: this is an inference "
+                   f"profile, run them under torch.no_grad() (autograd's bookkeeping adds ops and time)")
+
+        # The learner's own profile: the last profiler it stopped.
+        ctx.expect(profs, f"{desc}: find_bottleneck did not use torch.profiler.profile (as a `with` block "
+                          f"or with start()/stop())")
+        prof = profs[-1]
+        ctx.expect(not getattr(prof, "with_stack", False),
+                   f"{desc}: profile without with_stack=True: stacks add rows for Python frames to "
+                   f"key_averages(), and the share is defined over the ops of the plain table")
+        mine_self, mine_total = _per_key(prof)
+        mine_grand = sum(mine_self.values())
+        ctx.expect(name in mine_self, f"{desc}: {name!r} does not appear in your own profile; its ops with the "
+                                      f"most self CPU time are {_top(mine_self)}")
+        mine_top = max(mine_self.values())
+        if mine_self[name] < mine_top:
+            if mine_total[name] >= max(mine_total.values()) * 0.999:
+                ctx.fail(f"{desc}: {name} has the largest *total* CPU time in your profile, but only "
+                         f"{mine_self[name] / mine_grand:.1%} of the self CPU time: most of its time is "
+                         f"spent in the ops it calls. Rank ops by self_cpu_time_total; your profile gives "
+                         f"{_top(mine_self)}")
+            ctx.fail(f"{desc}: {name} is not the op with the most self CPU time in your own profile, "
+                     f"which gives {_top(mine_self)}")
+
+        # Sanity against the checker's profiles: the learner profiled this model, not something else.
         self_t = {k: self_a.get(k, 0.0) + self_b.get(k, 0.0) for k in set(self_a) | set(self_b)}
-        total_t = {k: total_a.get(k, 0.0) + total_b.get(k, 0.0) for k in self_t}
         grand = sum(self_t.values())
         ranked = sorted(self_t, key=self_t.get, reverse=True)
-        top = ranked[0]
-        top_list = ", ".join(f"{k} {self_t[k] / grand:.0%}" for k in ranked[:4])
-        ctx.expect(name in self_t,
-                   f"{desc}: {name!r} does not appear in the profile of this model; "
-                   f"the ops with the most self CPU time are {top_list}")
-        if self_t[name] < 0.5 * self_t[top]:
-            if total_t[name] >= 0.5 * total_t.get(top, 0.0):
-                ctx.fail(f"{desc}: {name} has a large *total* CPU time but only "
-                         f"{self_t[name] / grand:.1%} of the self CPU time: most of its time is spent in "
-                         f"the ops it calls. Rank ops by self_cpu_time_total; the checker's profile "
-                         f"gives {top_list}")
-            ctx.fail(f"{desc}: {name} has {self_t[name] / grand:.1%} of the self CPU time in the "
-                     f"checker's profile, far below the top op; the checker found {top_list}")
+        ctx.expect(self_t.get(name, 0.0) >= 0.5 * self_t[ranked[0]],
+                   f"{desc}: {name} tops your profile but has {self_t.get(name, 0.0) / grand:.1%} of the self "
+                   f"CPU time in the checker's profiles, which give {_top(self_t)}: profile model(x) itself, "
+                   f"warmed up, under torch.no_grad()")
+
         ctx.expect(0.0 < share <= 1.0,
                    f"{desc}: share {share:g} is not a fraction between 0 and 1"
                    + (" (it looks like a percentage: divide by 100)" if 1.0 < share <= 100.0 else ""))
-        expected = self_t[name] / grand
-        ctx.expect(abs(share - expected) <= 0.25,
-                   f"{desc}: you report a share of {share:.1%} for {name}, the checker's profile gives "
-                   f"{expected:.1%}: divide its self CPU time by the self CPU time of all ops together")
-        ctx.figure(f"share_{kind}", {"learner": share, "checker": expected,
-                                     "checker_top": self_t[top] / grand})
+        expected = mine_self[name] / mine_grand
+        if abs(share - expected) > 1e-6 + 1e-6 * expected:
+            how = ""
+            summed_total = sum(mine_total.values())
+            if summed_total and abs(share - mine_self[name] / summed_total) <= 1e-6:
+                how = (" You divided by the sum of *total* times, which counts nested ops once per "
+                       "level (aten::linear and the aten::addmm inside it).")
+            elif share < expected:
+                how = (" Yours is smaller: a denominator larger than the profile's self time, such as "
+                       "wall-clock time, which also counts Python and profiler overhead.")
+            ctx.fail(f"{desc}: you report a share of {share:.2%} for {name}; your own profile gives "
+                     f"{expected:.2%} (its self CPU time divided by the self CPU time of every row of "
+                     f"key_averages(), the table's \"Self CPU %\").{how}")
+        ctx.figure(f"share_{kind}", {"learner": share, "checker": self_t.get(name, 0.0) / grand,
+                                     "checker_top": self_t[ranked[0]] / grand})

@@ -11,12 +11,14 @@ from torch.profiler import ProfilerActivity, profile  # noqa: F401  (you will wa
 def find_bottleneck(model: torch.nn.Module, x: torch.Tensor, iters: int = 10) -> tuple[str, float]:
     """Profile `iters` forward passes of `model(x)` and return `(op_name, share)`.
 
-    op_name: the key of the op with the most self CPU time, e.g. "aten::addmm".
-    share:   that op's self CPU time divided by the self CPU time of all ops together,
-             a fraction between 0 and 1 (the table's "Self CPU %" column divided by 100).
+    op_name: the key of the op with the most self CPU time in your profile, e.g. "aten::addmm".
+    share:   that op's self CPU time divided by the self CPU time of every row of your profile's
+             key_averages(), a fraction between 0 and 1 (the table's "Self CPU %" / 100).
+    Profile exactly `iters` passes, with the profiler's default options (CPU activity only).
     """
-    # TODO: run a few forward passes first (warm-up), under torch.no_grad()
-    # TODO: profile `iters` forward passes with profile(activities=[ProfilerActivity.CPU])
-    # TODO: from prof.key_averages(), take the event with the largest self_cpu_time_total
-    #       and divide it by the sum of self_cpu_time_total over all events
+    # TODO: an inference profile of the steady state: the first calls of a model pay one-off
+    #       costs, and autograd adds work that inference never does.
+    # TODO: profile exactly `iters` forward passes, nothing else.
+    # TODO: pick the op by the time it spends in its OWN code (not in the ops it calls), and
+    #       compute its share from the same profile, not from a clock of your own.
     raise NotImplementedError("TODO: profile the model and return (op name, share)")
