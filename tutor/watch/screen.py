@@ -82,7 +82,9 @@ def post(target: object, message: Message) -> None:
 
 
 class WatchScreen(Screen[None]):
-    VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]
+    # Under 32 rows the task and hints boxes shrink; under 20 they shrink more so the results
+    # panel keeps room for a verdict.
+    VERTICAL_BREAKPOINTS = [(0, "-tiny"), (20, "-short"), (32, "-tall")]
     AUTO_FOCUS = None
 
     BINDINGS = [
@@ -146,7 +148,12 @@ class WatchScreen(Screen[None]):
         results = self.query_one(ResultsPanel)
         try:
             arrival = self.session.arrival(ex)
-        except (ProgressError, WorkspaceError, OSError, UnicodeDecodeError) as exc:
+        except UnicodeDecodeError:
+            self.notify(f"{self.session.path(ex).name} is not UTF-8 text: save it as UTF-8 in your "
+                        "editor.", severity="error")
+            results.show_idle(self._idle_text(ex))
+            return
+        except (ProgressError, WorkspaceError, OSError) as exc:
             self.notify(str(exc), severity="error")
             results.show_idle(self._idle_text(ex))
             return
@@ -166,6 +173,11 @@ class WatchScreen(Screen[None]):
             snap = Snapshot({}, set(), self.session.gpus)
         title = Text.assemble((f"{icon(step_status(ex, snap))} {ex.title}", "bold"),
                               (f"   {self.session.place(ex)}", "dim"))
+        if len(title) > self.size.width - 2:  # narrow terminal: `ch 2 · 1/4`
+            chapter_ = self.session.chapter(ex)
+            title = Text.assemble((f"{icon(step_status(ex, snap))} {ex.title}", "bold"),
+                                  (f"  ch {chapter_.number} · {chapter_.exercises.index(ex) + 1}/"
+                                   f"{len(chapter_.exercises)}", "dim"))
         chapter = f" · {self.session.chapter(ex).title}"
         if len(title) + len(chapter) <= self.size.width - 2:  # one line, even at 80 columns
             title.append(chapter, style="dim")
@@ -272,6 +284,8 @@ class WatchScreen(Screen[None]):
     def file_saved(self, path: Path) -> None:
         """The watcher saw a save: check it, unless it is another file or nothing changed."""
         ex = self.session.current
+        if not path.exists():  # deleted (or mid-save): wait for the file to come back
+            return
         if os.path.realpath(path) != os.path.realpath(self.session.path(ex)) or not self.session.changed_since_check(ex):
             return
         self.check_now()

@@ -18,7 +18,7 @@ from typing import Any, Callable, Protocol
 from tutor.course import Chapter, Course, Exercise
 from tutor.progress import Progress, RunRecord
 from tutor.runner.protocol import CANCELLED, ERROR, PASSED, SKIPPED, Event, Verdict
-from tutor.workspace import Workspace
+from tutor.workspace import Workspace, WorkspaceError
 
 
 class RunnerLike(Protocol):
@@ -90,7 +90,8 @@ class WatchSession:
         """Make `exercise` current and remember it, so `tutor check`, `tutor start` and the next
         `tutor watch` continue here. Raises ProgressError when the position cannot be saved."""
         self.index = self.exercises.index(exercise)
-        self.workspace.read(exercise)  # recreate a deleted file from its stub before watching it
+        if not self.path(exercise).exists():  # recreate a deleted file from its stub to watch it
+            self.workspace.read(exercise)
         self.progress.set_position(self.chapter(exercise).number, exercise.id)
 
     def neighbour(self, delta: int) -> Exercise | None:
@@ -173,6 +174,12 @@ class WatchSession:
         """Check the learner's file (blocks; a worker thread calls this). Never raises."""
         try:
             self._checked[exercise.id] = self.text(exercise)
+        except UnicodeDecodeError:
+            return Verdict(status=ERROR, reason=f"{self.path(exercise).name} is not UTF-8 text: save it "
+                                                "as UTF-8 in your editor")
+        except (OSError, WorkspaceError) as exc:
+            return Verdict(status=ERROR, reason=f"cannot read {self.path(exercise)}: {exc}")
+        try:
             return self.runner.check(exercise, self.path(exercise), on_event)
         except Exception as exc:  # the runner must never take the screen down
             return Verdict(status=ERROR, reason=f"the runner failed: {exc}")
