@@ -398,7 +398,7 @@ def test_render_stats_table() -> None:
     console = Console(width=100, record=True, color_system=None)
     console.print(render_stats(rows))
     out = console.export_text()
-    assert "Basics" in out and "1/2" in out and "50" in out and "99%" in out and "—" in out
+    assert "Basics" in out and "1/2" in out and "50" in out and "99.0%" in out and "—" in out
 
 
 def test_accuracy_is_shown_rounded_down_so_one_error_never_reads_100() -> None:
@@ -410,3 +410,35 @@ def test_accuracy_is_shown_rounded_down_so_one_error_never_reads_100() -> None:
     type_text(s, "y" + ("x = 1\n" * 300)[1:])
     assert s.finished and s.errors == 1 and s.keystrokes == 1799  # the last Enter: done
     assert format_accuracy(s.stats().accuracy) == "99.9%"
+
+
+# -- history: numbers, then a sparkline ----------------------------------------------------
+
+
+def test_sparkline_scales_and_never_draws_a_flat_series_as_full_blocks() -> None:
+    from tutor.stats import sparkline
+
+    assert sparkline([]) == ""
+    assert sparkline([10, 20, 30]) == "▁▅█"
+    assert sparkline([30, 30, 30]) == "▄▄▄"
+    assert sparkline([0.98, 1.0], low=0.8, high=1.0) == "▇█"  # 98% is no cliff below 100%
+    assert sparkline([40, 20], low=0) == "█▅"
+
+
+def test_history_lines_numbers_below_three_attempts_then_charts() -> None:
+    from tutor.progress import TypingRecord
+    from tutor.stats import CHART_WIDTH, history_lines
+
+    def rec(i: int, wpm: float, acc: float) -> TypingRecord:
+        return TypingRecord("p", float(i), wpm, wpm + 5, acc, 1, 0, 60.0)
+
+    assert history_lines([]) == []
+    assert history_lines([rec(1, 41.6, 0.9996)]) == ["Attempt 1: 42 WPM · accuracy 99.9%"]
+    two = history_lines([rec(1, 30, 0.95), rec(2, 35, 1.0)])
+    assert two == ["Attempt 1: 30 WPM · accuracy 95.0%", "Attempt 2: 35 WPM · accuracy 100%"]
+    three = history_lines([rec(1, 20, 0.85), rec(2, 30, 0.95), rec(3, 40, 1.0)])
+    assert three == ["WPM       ▅▆█  20 → 40",
+                     "accuracy  ▃▆█  85.0% → 100%"]
+    many = history_lines([rec(i, 10 + i, 0.9) for i in range(CHART_WIDTH + 6)])
+    assert len(many[0].split()[1]) == CHART_WIDTH
+    assert f"(last {CHART_WIDTH} of {CHART_WIDTH + 6})" in many[0]

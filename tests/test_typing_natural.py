@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tutor.course import Passage, load_course
-from tutor.typing_engine import (AUTO, CARET, CORRECT, EXTRA, INCORRECT, MISSED, TypingSession,
-                                 format_accuracy, normalize)
+from tutor.typing_engine import (AUTO, CARET, CORRECT, EXTRA, TypingSession, format_accuracy,
+                                 normalize)
 
 PASSAGES: list[Passage] = [s for s in load_course().steps() if isinstance(s, Passage)]
 BACKSPACE = "\b"

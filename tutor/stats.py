@@ -1,11 +1,13 @@
 """Typing statistics per chapter, for `tutor stats`. Plain Python (rich only): no Textual, no torch.
 
-Accuracy is a fraction (0..1) as stored by the type-along widget; WPM is net WPM
-(see `tutor/typing_engine.py` for the definitions).
+Accuracy is a fraction (0..1) as stored by the type-along widget, shown rounded down
+(`format_accuracy`); WPM is net WPM (see `tutor/typing_engine.py` for the definitions).
+`history_lines` draws one passage's attempts for the type-along results.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import fmean
 
@@ -13,8 +15,45 @@ from rich.table import Table
 
 from tutor.course import Course
 from tutor.progress import Progress, TypingRecord
+from tutor.typing_engine import format_accuracy
 
 RECENT = 5  # "recent" figures average the chapter's last few attempts: one attempt is noisy
+CHART_FROM = 3  # fewer attempts read better as numbers than as a chart
+CHART_WIDTH = 24  # attempts drawn in a history sparkline (the most recent ones)
+_BARS = "▁▂▃▄▅▆▇█"
+
+
+def sparkline(values: Sequence[float], low: float | None = None, high: float | None = None) -> str:
+    """One character per value, scaled between `low` and `high` (default: the smallest and the
+    largest value); a flat series is drawn at mid height rather than as full blocks."""
+    if not values:
+        return ""
+    low = min(values) if low is None else min(low, *values)
+    high = max(values) if high is None else max(high, *values)
+    if high - low < 1e-9:
+        return _BARS[3] * len(values)
+    top = len(_BARS) - 1
+    return "".join(_BARS[round((v - low) / (high - low) * top)] for v in values)
+
+
+def history_lines(history: Sequence[TypingRecord]) -> list[str]:
+    """A passage's attempts, oldest first: numbers below CHART_FROM attempts, then sparklines
+    of net WPM and accuracy over the last CHART_WIDTH attempts."""
+    if not history:
+        return []
+    if len(history) < CHART_FROM:
+        return [f"Attempt {i}: {r.wpm:.0f} WPM · accuracy {format_accuracy(r.accuracy)}"
+                for i, r in enumerate(history, 1)]
+    shown = history[-CHART_WIDTH:]
+    first, last = shown[0], shown[-1]
+    span = f" (last {len(shown)} of {len(history)})" if len(shown) < len(history) else ""
+    return [
+        # WPM from 0 and accuracy from 80%, so that 98% against 100% is not drawn as a cliff.
+        (f"WPM       {sparkline([r.wpm for r in shown], low=0)}  "
+         f"{first.wpm:.0f} → {last.wpm:.0f}{span}"),
+        (f"accuracy  {sparkline([r.accuracy for r in shown], low=0.8, high=1.0)}  "
+         f"{format_accuracy(first.accuracy)} → {format_accuracy(last.accuracy)}"),
+    ]
 
 
 @dataclass(frozen=True)
@@ -58,7 +97,7 @@ def _wpm(value: float | None) -> str:
 
 
 def _pct(value: float | None) -> str:
-    return "—" if value is None else f"{value:.0%}"
+    return "—" if value is None else format_accuracy(value)
 
 
 def render_stats(rows: list[ChapterStats]) -> Table:

@@ -133,6 +133,7 @@ class TypingSession:
             self._line_starts.append(self._line_starts[-1] + len(line) + 1)
         self.max_line_length = max((len(line) for line in self.lines), default=0)
         self._clock = clock
+        self.revision = 0  # moves on at every change, so a view knows when to repaint
         self.reset()
 
     # -- state -----------------------------------------------------------------------------
@@ -151,6 +152,7 @@ class TypingSession:
         self.hints = 0
         self.started_at: float | None = None
         self.finished_at: float | None = None
+        self.revision += 1
         self._auto_fill()  # a passage whose first line is indented starts past the indent
         if not self.target:  # nothing to type: done before starting
             self.started_at = self.finished_at = self._clock()
@@ -268,6 +270,7 @@ class TypingSession:
             return
         if self.at_end:  # accept the mistake in the last keystroke and finish
             self.finished_at = self._clock()
+            self.revision += 1
             return
         if self.target[self.caret] == "\n":
             self._begin(errors=0)
@@ -290,6 +293,7 @@ class TypingSession:
         if self.finished or not self._groups:
             return
         group = self._groups.pop()
+        self.revision += 1
         self._live_errors -= group.errors
         if group.kind == EXTRA:
             extras = self._extra[self.caret]
@@ -305,6 +309,7 @@ class TypingSession:
         if self.finished or self.at_end:
             return
         self._start()
+        self.revision += 1
         pos = self.caret
         if self.target[pos] == "\n":
             self._groups.append(_Group(HINT, pos, 0))
@@ -384,6 +389,7 @@ class TypingSession:
     def _begin(self, errors: int, kind: str = CORRECT) -> None:
         """A keystroke that types into the passage: start the clock, count it, open its group."""
         self._start()
+        self.revision += 1
         self.keystrokes += 1
         self.errors += errors
         self._live_errors += errors

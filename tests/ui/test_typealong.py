@@ -15,7 +15,7 @@ from textual.pilot import Pilot
 from textual.widgets import Footer
 
 from tutor.progress import Progress, ProgressError, TypingRecord
-from tutor.typing_engine import normalize
+from tutor.typing_engine import format_accuracy, normalize
 from tutor.ui.widgets.typealong import TypeAlong, TypingArea
 
 KEY = "02-custom-autograd/first-function"
@@ -134,11 +134,12 @@ async def test_type_to_completion_with_mistakes(progress: Progress, tmp_path: Pa
         assert again == [rec]
         assert KEY in progress.passages_done()
 
-        # Results view with the stats, the best and the WPM history.
+        # Results view with the stats and, for a first attempt, its numbers (no chart).
         assert ta.has_class("-finished")
         summary = str(app.query_one("#typealong-summary").render())
-        assert "Best for this passage" in summary and "1 mistake left" in summary
-        assert list(app.query_one("#typealong-history").data) == [rec.wpm]
+        assert "1 mistake left" in summary and "errors 2 (1 uncorrected)" in summary
+        history = str(app.query_one("#typealong-history").render())
+        assert history == f"Attempt 1: {rec.wpm:.0f} WPM · accuracy {format_accuracy(rec.accuracy)}"
 
         # Once finished, the widget stops eating keys and the stats are frozen.
         clock.now += 60
@@ -232,6 +233,94 @@ async def test_paste_is_refused(progress: Progress) -> None:
         ta.post_message(events.Paste("import torch"))
         await pilot.pause()
         assert ta.session.caret == 0 and notes
+
+
+async def test_natural_typing_enter_on_blank_lines_and_typed_indent_is_perfect(
+        progress: Progress) -> None:
+    clock = FakeClock(100.0)
+    app = Host(progress, clock=clock)
+    async with app.run_test(size=(100, 20)) as pilot:
+        ta = app.query_one(TypeAlong)
+        # Exactly as the code reads: two Enters after the import, four spaces typed by hand.
+        await type_keys(pilot, clock, keys_for(normalize(CODE) + "\n"), step=0.25)
+        await pilot.pause()
+        assert ta.session.finished and ta.typed_text == normalize(CODE) + "\n"
+        shown = str(app.query_one("#typealong-stats").render())
+        assert "accuracy 100%" in shown and "errors 0 (0 uncorrected)" in shown
+        wpm = app.finished[0].record.wpm
+        assert wpm > 30  # 0.25 s a key is 48 WPM of typing; absorbed keys take some of it
+
+
+async def test_one_slip_then_enter_stays_on_its_line(progress: Progress) -> None:
+    app = Host(progress)
+    async with app.run_test(size=(100, 20)) as pilot:
+        ta = app.query_one(TypeAlong)
+        area = app.query_one(TypingArea)
+        # The missed "h" of the issue: "import torc" and Enter, then the next line as usual.
+        await pilot.press(*keys_for("import torc\n\ndef doubke(x):\n"))
+        s = ta.session
+        assert s.errors == 2 and s.uncorrected_errors == 2 and s.stats().missed == 1
+        row0 = code_cells(area, 0)
+        assert [c for c, style in row0 if style.strike] == ["h"]  # missed: struck through
+        row2 = code_cells(area, 2)[:len("def double(x):")]
+        red = [c for c, style in row2 if style.bgcolor is not None and style.bold]
+        assert red == ["l"]  # only the slip, not the rest of the line
+        assert (s.caret_row, s.caret_col) == (3, 4)
+        shown = str(app.query_one("#typealong-stats").render())
+        assert "errors 2 (2 uncorrected)" in shown and "100%" not in shown
+
+
+async def test_extra_character_is_shown_and_the_caret_follows(progress: Progress) -> None:
+    app = Host(progress)
+    async with app.run_test(size=(100, 20)) as pilot:
+        ta = app.query_one(TypeAlong)
+        area = app.query_one(TypingArea)
+        await pilot.press(*keys_for("import torchh"))
+        row = code_cells(area, 0)
+        assert "".join(c for c, _ in row).startswith("import torchh ")
+        assert row[12][1].italic and row[12][1].bgcolor is not None  # the extra "h"
+        assert row[13][1].reverse  # the caret after it
+        await pilot.press("backspace", "enter")
+        assert ta.session.caret_row == 2 and ta.session.errors == 1
+
+
+@pytest.mark.parametrize("width", [120, 80, 50])
+async def test_note_and_figures_fit_the_pane(progress: Progress, width: int) -> None:
+    app = Host(progress)
+    async with app.run_test(size=(width, 16)) as pilot:
+        note = str(app.query_one("#typealong-note").render())
+        assert "Tab" in note and len(note) <= width - 2
+        if width >= 80:
+            assert "filled in for you" in note
+        await pilot.press(*keys_for("imx"))
+        stats = app.query_one("#typealong-stats")
+        shown = str(stats.render())
+        assert len(shown) <= stats.content_region.width
+        assert "WPM" in shown and ("errors 1" in shown or "1 err" in shown)
+
+
+async def test_history_is_numbers_then_a_sparkline(progress: Progress) -> None:
+    clock = FakeClock()
+    app = Host(progress, target="ok", clock=clock)
+    async with app.run_test(size=(70, 16)) as pilot:
+        ta = app.query_one(TypeAlong)
+        texts = []
+        for attempt in range(4):
+            await type_keys(pilot, clock, ["o", "k"], step=0.5 + attempt)
+            await pilot.pause()
+            texts.append(str(app.query_one("#typealong-history").render()))
+            await pilot.press("ctrl+t")
+        assert texts[0].startswith("Attempt 1: ") and texts[0].count("\n") == 0
+        assert texts[1].splitlines()[1].startswith("Attempt 2: ")
+        assert not any(ch in "".join(texts[:2]) for ch in "▁▂▃▄▅▆▇█")
+        wpm_line, acc_line = texts[3].splitlines()
+        assert wpm_line.startswith("WPM") and "4 attempts" in str(
+            app.query_one("#typealong-summary").render())
+        bars = wpm_line.split()[1]
+        assert len(bars) == 4 and bars[0] == "█"  # slower each time: from the top down
+        assert list(bars) == sorted(bars, reverse=True) and bars[3] != "█"
+        assert acc_line.startswith("accuracy") and "100% → 100%" in acc_line
+        assert ta.session.started is False
 
 
 # -- snapshots -----------------------------------------------------------------------------

@@ -5,7 +5,9 @@ each target line is one cached `Strip`, and a keystroke invalidates and repaints
 between the old and the new caret, so the work per key is O(line), not O(passage).
 
 Colours come from component classes (themeable); every status also differs by attribute
-(dim / plain / bold+underline / reverse / italic) so the text stays readable under NO_COLOR.
+(dim / plain / bold+underline / strike / reverse / italic) so the text stays readable under
+NO_COLOR. A one-line note above the passage says what the engine fills in; it and the figures
+pick the longest wording that fits the pane, so nothing is cut at 80 columns.
 """
 
 from __future__ import annotations
@@ -26,14 +28,30 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.widget import Widget
-from textual.widgets import Sparkline, Static
+from textual.widgets import Static
 
 from tutor.progress import Progress, ProgressError, TypingRecord
-from tutor.typing_engine import (AUTO, CARET, CORRECT, HINT, INCORRECT, PENDING, TypingSession,
-                                 TypingStats)
+from tutor.stats import history_lines
+from tutor.typing_engine import (AUTO, CARET, CORRECT, EXTRA, HINT, INCORRECT, MISSED, PENDING,
+                                 TypingSession, TypingStats, format_accuracy)
 
-STATUSES = (PENDING, CORRECT, INCORRECT, AUTO, HINT, CARET)
+STATUSES = (PENDING, CORRECT, INCORRECT, AUTO, HINT, MISSED, EXTRA, CARET)
 TICK = 0.25  # seconds between live stats refreshes while typing (elapsed time moves on its own)
+
+# What the engine does for the learner, longest first; the note shows the longest that fits.
+NOTES = (
+    ("Indentation and blank lines are filled in for you · Tab types the next word · "
+     "Ctrl+T restarts"),
+    "Indentation and blank lines are filled in for you · Tab types the next word",
+    "Indentation and blank lines are filled in · Tab types the next word",
+    "Indents and blank lines are filled in · Tab: next word",
+    "Indents & blank lines filled in · Tab: next word",
+    "Indents & blank lines filled · Tab: next word",
+    "Indents filled in · Tab: next word",
+    "Tab: next word",
+)
+AT_END = ("The last key was a mistake: Backspace fixes it, Enter finishes",
+          "Backspace fixes, Enter finishes")
 
 
 def _clock_text(seconds: float) -> str:
@@ -41,9 +59,27 @@ def _clock_text(seconds: float) -> str:
     return f"{minutes}:{secs:02d}"
 
 
-def stats_text(stats: TypingStats) -> str:
-    return (f"{stats.wpm:.0f} WPM · raw {stats.raw_wpm:.0f} · accuracy {stats.accuracy:.0%} · "
-            f"errors {stats.errors} · hints {stats.hints} · {_clock_text(stats.elapsed)}")
+def fit(variants: tuple[str, ...] | list[str], width: int | None) -> str:
+    """The first (longest) variant that fits `width` cells; the last one when none does."""
+    if width is not None:
+        for text in variants:
+            if len(text) <= width:
+                return text
+    return variants[0] if width is None else variants[-1]
+
+
+def stats_text(stats: TypingStats, width: int | None = None) -> str:
+    """The figures, in the longest wording that fits (see tutor/typing_engine.py for the
+    definitions; they are also in the F1 help)."""
+    wpm, raw, acc = f"{stats.wpm:.0f}", f"{stats.raw_wpm:.0f}", format_accuracy(stats.accuracy)
+    e, u, h, t = stats.errors, stats.uncorrected_errors, stats.hints, _clock_text(stats.elapsed)
+    return fit([
+        f"{wpm} WPM · raw {raw} · accuracy {acc} · errors {e} ({u} uncorrected) · hints {h} · {t}",
+        f"{wpm} WPM · raw {raw} · accuracy {acc} · errors {e} ({u} left) · hints {h} · {t}",
+        f"{wpm} WPM · accuracy {acc} · errors {e} ({u} left) · {t}",
+        f"{wpm} WPM · {acc} · errors {e} ({u} left) · {t}",
+        f"{wpm} WPM · {acc} · {e} err · {t}",
+    ], width)
 
 
 class TypingArea(ScrollView, can_focus=False):
@@ -62,6 +98,10 @@ class TypingArea(ScrollView, can_focus=False):
         color: $text; background: $error; text-style: bold underline;
     }
     TypingArea > .typing-area--hint { color: $text-warning; text-style: italic; }
+    TypingArea > .typing-area--missed { color: $text-error; text-style: strike dim; }
+    TypingArea > .typing-area--extra {
+        color: $text; background: $error; text-style: bold italic underline;
+    }
     TypingArea > .typing-area--caret { text-style: reverse bold; }
     TypingArea > .typing-area--gutter { color: $foreground; text-style: dim; }
     TypingArea > .typing-area--gutter-caret { color: $foreground; text-style: bold; }
@@ -73,8 +113,14 @@ class TypingArea(ScrollView, can_focus=False):
         self._cache: LRUCache[int, Strip] = LRUCache(1024)  # row -> uncropped code strip
         self._styles: dict[str, Style] | None = None
         self._gutter = len(str(session.line_count)) + 2  # "123 " plus a space of air
-        # +1 column so the caret can sit after the longest line.
+        # +1 column so the caret can sit after the longest line (extras widen it: `grow`).
         self.virtual_size = Size(self._gutter + session.max_line_length + 1, session.line_count)
+
+    def grow(self) -> None:
+        """Widen the scroll area when extra characters push the caret past the longest line."""
+        width = self._gutter + self.session.caret_screen_col + 1
+        if width > self.virtual_size.width:
+            self.virtual_size = Size(width, self.virtual_size.height)
 
     # -- rendering -------------------------------------------------------------------------
 
@@ -138,7 +184,7 @@ class TypingArea(ScrollView, can_focus=False):
         code_width = self.scrollable_content_region.width - self._gutter
         if height <= 0 or code_width <= 0:
             return
-        row, col = self.session.caret_row, self.session.caret_col
+        row, col = self.session.caret_row, self.session.caret_screen_col
         x, y = self.scroll_offset
         margin_y = min(3, (height - 1) // 2)
         if row < y + margin_y:
@@ -155,6 +201,17 @@ class TypingArea(ScrollView, can_focus=False):
             self.scroll_to(x, y, animate=False, immediate=True)
 
 
+class TypeAlongNote(Widget):
+    """One line above the passage: what is filled in for the learner and what Tab does."""
+
+    DEFAULT_CSS = """
+    TypeAlongNote { height: 1; padding: 0 1; color: $text-muted; text-style: italic; }
+    """
+
+    def render(self) -> str:
+        return fit(NOTES, self.content_region.width or None)
+
+
 class StatsLine(Widget):
     """One line of live figures; re-rendering it is O(1)."""
 
@@ -167,12 +224,15 @@ class StatsLine(Widget):
         self.session = session
 
     def render(self) -> Text:
-        if not self.session.started:
-            return Text("Type the code below · Tab inserts the next word as a hint", style="italic")
-        text = Text(stats_text(self.session.stats()), style="bold" if self.session.finished else "")
+        width = self.content_region.width or None
         if self.session.at_end:
-            text.append(" · last character wrong: Backspace fixes, Enter finishes", style="bold")
-        return text
+            return Text(fit(AT_END, width), style="bold")
+        if not self.session.started:
+            return Text(fit(("Start typing: the clock starts at your first key",
+                             "The clock starts at your first key", "Start typing"), width),
+                        style="italic")
+        return Text(stats_text(self.session.stats(), width),
+                    style="bold" if self.session.finished else "")
 
 
 class TypeAlong(Widget, can_focus=True):
@@ -194,7 +254,6 @@ class TypeAlong(Widget, can_focus=True):
     TypeAlong > #typealong-results { height: auto; display: none; padding: 0 1;
                                      border-top: solid $primary; background: $panel; }
     TypeAlong.-finished > #typealong-results { display: block; }
-    TypeAlong #typealong-history { height: 3; max-width: 60; }
     TypeAlong:focus > StatsLine { background: $primary-muted; }
     """
 
@@ -227,11 +286,12 @@ class TypeAlong(Widget, can_focus=True):
         return self.session.typed_text + "\n"
 
     def compose(self) -> ComposeResult:
+        yield TypeAlongNote(id="typealong-note")
         yield StatsLine(self.session, id="typealong-stats")
         yield TypingArea(self.session, id="typealong-area")
         with Vertical(id="typealong-results"):
             yield Static(id="typealong-summary")
-            yield Sparkline([], id="typealong-history")
+            yield Static(id="typealong-history")
 
     def on_mount(self) -> None:
         self._area = self.query_one(TypingArea)
@@ -291,14 +351,15 @@ class TypeAlong(Widget, can_focus=True):
         if session.finished:
             return  # finishing is reported and stored once
         self._last_key = time.monotonic()
-        before = session.caret
+        before, revision = session.caret, session.revision
         edit()
+        if session.revision == revision:
+            return  # absorbed (a blank-line Enter, typed indentation): nothing to repaint
         after = session.caret
-        if after == before and not session.finished:
-            return
         first = session.row_of(min(before, after))
         last = session.row_of(max(before, after))
         self._area.refresh_rows(first, last)
+        self._area.grow()
         self._area.follow_caret()
         self._stats.refresh()
         if session.finished:
@@ -329,17 +390,22 @@ class TypeAlong(Widget, can_focus=True):
         text = Text()
         text.append("Done! ", style="bold")
         text.append(stats_text(stats))
+        left = []
         if stats.uncorrected_errors:
             s = "s" if stats.uncorrected_errors != 1 else ""
-            text.append(f"\n{stats.uncorrected_errors} mistake{s} left in the code you typed.",
-                        style="bold")
+            left.append(f"{stats.uncorrected_errors} mistake{s} left in the code you typed")
+        if stats.missed:
+            s = "s" if stats.missed != 1 else ""
+            left.append(f"{stats.missed} character{s} skipped")
+        if left:
+            text.append("\n" + "; ".join(left) + ".", style="bold")
         attempts = f"{len(history)} attempt{'s' if len(history) != 1 else ''}"
         if best is history[-1] and len(history) > 1:
             text.append(f"\nA new best for this passage! ({attempts})", style="bold")
-        else:
-            text.append(f"\nBest for this passage: {best.wpm:.0f} WPM at {best.accuracy:.0%} "
-                        f"accuracy · {attempts}")
-        text.append("\nWPM history:", style="dim")
+        elif len(history) > 1:
+            text.append(f"\nBest for this passage: {best.wpm:.0f} WPM at "
+                        f"{format_accuracy(best.accuracy)} accuracy · {attempts}")
         self.query_one("#typealong-summary", Static).update(text)
-        self.query_one("#typealong-history", Sparkline).data = [r.wpm for r in history]
+        self.query_one("#typealong-history", Static).update(
+            Text("\n".join(history_lines(history)), style="dim"))
         self.add_class("-finished")
