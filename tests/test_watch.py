@@ -196,6 +196,44 @@ def test_saving_unchanged_text_starts_no_check_and_r_rechecks(home, course):
         app.close_resources()
 
 
+def test_saves_are_checked_once_even_without_change_events(home, course):
+    """On a file system that sends no change events (a network mount), the once-a-second look
+    at the file still checks every save; with events too, one save is one check."""
+    runner = FakeRunner(by_marker)
+    app = make_app(course, home, "sigmoid", runner)
+    app.watcher.start = lambda: None  # type: ignore[method-assign]  # no events at all
+    path = Workspace(home).path(course.exercise("sigmoid"))
+
+    async def scenario() -> None:
+        async with app.run_test(size=(80, 24)) as pilot:
+            write(path, "# right\n")
+            await wait_for(pilot, lambda: "PASS" in banner(app), timeout=10, what="PASS")
+            await pilot.press("q")
+
+    try:
+        run(scenario())
+    finally:
+        app.close_resources()
+    assert runner.calls == ["# right\n"]
+
+    runner2 = FakeRunner(by_marker)
+    app2 = make_app(course, home, "straight-through", runner2)
+    path2 = Workspace(home).path(course.exercise("straight-through"))
+
+    async def both() -> None:
+        async with app2.run_test(size=(80, 24)) as pilot:
+            write(path2, "# attempt\n")
+            await wait_for(pilot, lambda: "FAIL" in banner(app2), what="FAIL")
+            await pilot.pause(2.5)  # the poll has looked at the file twice since
+            await pilot.press("q")
+
+    try:
+        run(both())
+    finally:
+        app2.close_resources()
+    assert runner2.calls == ["# attempt\n"]
+
+
 def test_keys_hint_solution_list_and_moving(home, course):
     sigmoid = course.exercise("sigmoid")
     runner = FakeRunner(by_marker)

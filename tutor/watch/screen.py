@@ -109,6 +109,7 @@ class WatchScreen(Screen[None]):
         self.shown: Exercise | None = None  # whose verdict the results panel shows
         self.shown_passed = False
         self.history: list[tuple[str, str]] = []  # (exercise id, status) of every finished check
+        self._stamp: tuple[float, int] | None = None  # the file as last seen (see _poll)
 
     @property
     def watch_app(self) -> "WatchApp":
@@ -130,7 +131,17 @@ class WatchScreen(Screen[None]):
     def on_mount(self) -> None:
         self.arrive(self.session.current)
         self.watch_app.start_watching()
+        # A safety net under the watcher: file systems without change events (network mounts,
+        # some containers) still get every save checked, a second late at most.
+        self.set_interval(1.0, self._poll)
         self._warm_up()
+
+    def _poll(self) -> None:
+        ex = self.session.current
+        stamp = self.session.stamp(ex)
+        if stamp is not None and stamp != self._stamp:
+            self._stamp = stamp
+            self.file_saved(self.session.path(ex))
 
     # -- the exercise ---------------------------------------------------------------------------
 
@@ -139,6 +150,7 @@ class WatchScreen(Screen[None]):
         checks it if it changed since, or waits for a save. `keep_results` leaves the panel
         alone (a pass just moved us here: its verdict stays in view)."""
         self.watch_app.watch_file(self.session.path(ex))
+        self._stamp = self.session.stamp(ex)
         self.remove_class("-task-full")
         self._show_header(ex)
         self._show_task(ex)
@@ -251,6 +263,8 @@ class WatchScreen(Screen[None]):
         ex = self.session.current
         if self.running:
             self.session.cancel()
+        self.session.note_checking(ex)
+        self._stamp = self.session.stamp(ex)
         self.gen += 1
         self.running = True
         self.shown, self.shown_passed = None, False
@@ -286,6 +300,7 @@ class WatchScreen(Screen[None]):
         ex = self.session.current
         if not path.exists():  # deleted (or mid-save): wait for the file to come back
             return
+        self._stamp = self.session.stamp(ex)
         if os.path.realpath(path) != os.path.realpath(self.session.path(ex)) or not self.session.changed_since_check(ex):
             return
         self.check_now()

@@ -170,6 +170,22 @@ class WatchSession:
         except (OSError, UnicodeDecodeError):
             return True  # the check will say what is wrong with the file
 
+    def stamp(self, exercise: Exercise) -> tuple[float, int] | None:
+        """The file's (mtime, size), or None when it cannot be read (deleted mid-save)."""
+        try:
+            st = self.path(exercise).stat()
+        except OSError:
+            return None
+        return st.st_mtime, st.st_size
+
+    def note_checking(self, exercise: Exercise) -> None:
+        """Remember the text a check is about to get (on the UI thread, before the worker
+        starts, so a second report of the same save is recognised at once)."""
+        try:
+            self._checked[exercise.id] = self.text(exercise)
+        except (OSError, UnicodeDecodeError, WorkspaceError):
+            self._checked.pop(exercise.id, None)
+
     def check(self, exercise: Exercise, on_event: Callable[[Event], None] | None = None) -> Verdict:
         """Check the learner's file (blocks; a worker thread calls this). Never raises."""
         try:
