@@ -9,11 +9,11 @@ from torch.profiler import ProfilerActivity, profile, schedule
 def profile_steps(step_fn: Callable[[], None], num_steps: int, wait: int, warmup: int,
                   active: int, repeat: int, trace_dir: str) -> None:
     def handler(prof: profile) -> None:
-        prof.export_chrome_trace(str(Path(trace_dir) / f"trace_step{prof.step_num}.json"))
+        prof.export_chrome_trace(str(Path(trace_dir) / f"trace_step{prof.step_num}.json"))  # key
 
     with profile(activities=[ProfilerActivity.CPU],
-                 schedule=schedule(wait=wait, warmup=warmup, active=active, repeat=repeat),
-                 on_trace_ready=handler) as prof:
+                 schedule=schedule(wait=wait, warmup=warmup, active=active, repeat=repeat),  # key
+                 on_trace_ready=handler) as prof:  # key
         for _ in range(num_steps):
             step_fn()
-            prof.step()  # the schedule advances only here
+            prof.step()  # key: the schedule advances only here

@@ -104,11 +104,37 @@ def test_trace_without_zero_grad_fails(mutant):
 # -- scheduled profiling ----------------------------------------------------------------------
 
 def test_schedule_solution_passes(solution_verdict):
-    assert_passes(solution_verdict("profile-schedule"))
+    assert_passes(solution_verdict("profile-schedule", seeds=2))
+
+
+def test_schedule_tensorboard_handler_passes(variant):
+    """Correct but different: torch's own tensorboard_trace_handler writes one .json per trace."""
+    variant("profile-schedule",
+            ("from pathlib import Path\n", "from pathlib import Path\n\nimport torch.profiler\n"),
+            ("on_trace_ready=handler)", "on_trace_ready=torch.profiler.tensorboard_trace_handler(trace_dir))"))
+
+
+def test_schedule_step_before_the_work_records_the_wrong_calls(mutant):
+    v = mutant("profile-schedule", "            step_fn()\n            prof.step()",
+               "            prof.step()\n            step_fn()")
+    assert_fails(v, "record calls", "off by one call", "after step_fn()")
+
+
+def test_schedule_hard_coded_numbers_fail(mutant):
+    v = mutant("profile-schedule", "schedule(wait=wait, warmup=warmup, active=active, repeat=repeat)",
+               "schedule(wait=1, warmup=1, active=2, repeat=repeat)")
+    assert_fails(v, "schedule(wait=")
+
+
+def test_schedule_one_export_at_the_end_fails(mutant):
+    v = mutant("profile-schedule", ("                 on_trace_ready=handler) as prof:", "                 ) as prof:"),
+               ("            prof.step()  # key: the schedule advances only here\n",
+                "            prof.step()  # key: the schedule advances only here\n    handler(prof)\n"))
+    assert_fails(v, "on_trace_ready should have fired")
 
 
 def test_schedule_without_prof_step_fails(mutant):
-    v = mutant("profile-schedule", "            prof.step()  # the schedule advances only here\n", "")
+    v = mutant("profile-schedule", "            prof.step()  # key: the schedule advances only here\n", "")
     assert_fails(v, "prof.step()", "trace_dir has 0")
 
 

@@ -1,30 +1,39 @@
 """Check: profile_steps runs every step under schedule(wait, warmup, active, repeat) and writes one
-trace file per on_trace_ready call; the count and the steps in each trace match the checker's own
-scheduled run."""
+trace file per on_trace_ready call; the count, the ProfilerStep#N ranges and the calls of step_fn
+recorded in each trace match the checker's own scheduled run."""
 
 import json
 import re
 import warnings
 
 import torch
-from torch.profiler import ProfilerActivity, profile, schedule
+from torch.profiler import ProfilerActivity, profile, record_function, schedule
 
 _STEP = re.compile(r"^ProfilerStep#(\d+)$")
 
 
+_CALL = re.compile(r"^checker_step_fn#(\d+)$")
+
+
 def _steps_in(ctx, path):
+    """(the ProfilerStep#N numbers, the step_fn calls, 0-based) recorded in one trace file."""
     try:
         trace = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         ctx.fail(f"{path.name} is not valid JSON ({exc}): write traces with prof.export_chrome_trace")
     events = trace.get("traceEvents", []) if isinstance(trace, dict) else []
-    return sorted({int(m.group(1)) for e in events if isinstance(e, dict)
-                   for m in [_STEP.match(str(e.get("name", "")))] if m})
+    names = [str(e.get("name", "")) for e in events if isinstance(e, dict)]
+    steps = sorted({int(m.group(1)) for n in names for m in [_STEP.match(n)] if m})
+    calls = sorted({int(m.group(1)) for n in names for m in [_CALL.match(n)] if m})
+    return steps, calls
 
 
-def _work():
-    a = torch.ones(32, 32)
-    (a @ a).sum()
+def _work(k):
+    # Each call labels itself, so a trace shows which calls of step_fn it recorded, not only
+    # which ProfilerStep#N ranges it has.
+    with record_function(f"checker_step_fn#{k}"):
+        a = torch.ones(32, 32)
+        (a @ a).sum()
 
 
 def _own_windows(ctx, num_steps, kw, folder):
@@ -35,8 +44,8 @@ def _own_windows(ctx, num_steps, kw, folder):
         prof.export_chrome_trace(str(folder / f"own_{prof.step_num}.json"))
 
     with profile(activities=[ProfilerActivity.CPU], schedule=schedule(**kw), on_trace_ready=handler) as prof:
-        for _ in range(num_steps):
-            _work()
+        for k in range(num_steps):
+            _work(k)
             prof.step()
     return [_steps_in(ctx, p) for p in sorted(folder.glob("*.json"))]
 
@@ -63,8 +72,8 @@ def check(ctx):
         calls = [0]
 
         def step_fn():
+            _work(calls[0])
             calls[0] += 1
-            _work()
 
         ctx.phase(f"trial {trial + 1}/{len(cases)}: your profile_steps, {desc}")
         mine.profile_steps(step_fn, num_steps, trace_dir=str(folder), **kw)
@@ -85,8 +94,18 @@ def check(ctx):
                 why = f": repeat={kw['repeat']} limits how many cycles are recorded"
             ctx.fail(f"{desc}: on_trace_ready should have fired {len(expected)} times, giving "
                      f"{len(expected)} trace file(s); trace_dir has {len(files)}{why}")
-        got = sorted(_steps_in(ctx, p) for p in files)
-        ctx.expect(got == sorted(expected),
-                   f"{desc}: the traces hold profiler steps {got}, expected {sorted(expected)}: "
+        found = sorted(_steps_in(ctx, p) for p in files)
+        got, want = [s for s, _ in found], sorted(s for s, _ in expected)
+        ctx.expect(got == want,
+                   f"{desc}: the traces hold profiler steps {got}, expected {want}: "
                    f"use schedule(wait=..., warmup=..., active=..., repeat=...) with the numbers given")
+        got_calls, want_calls = [c for _, c in found], sorted(c for _, c in expected)
+        if got_calls != want_calls:
+            shifted = [[c - 1 for c in w] for w in want_calls]
+            ctx.fail(f"{desc}: your traces record calls {got_calls} of step_fn (counting from 0), "
+                     f"expected {want_calls}"
+                     + (": each window is off by one call. prof.step() marks the END of a step: call "
+                        "it right after step_fn(), not before" if got_calls == [[c + 1 for c in w] for w in want_calls]
+                        or got_calls == shifted else
+                        ": call step_fn() once per step and prof.step() right after it"))
         ctx.figure(f"traces_trial{trial + 1}", {"learner": len(files), "expected": len(expected)})

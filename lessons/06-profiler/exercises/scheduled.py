@@ -19,8 +19,9 @@ def profile_steps(step_fn: Callable[[], None], num_steps: int, wait: int, warmup
     Every time a trace is ready, write it as a Chrome trace (JSON) into `trace_dir`, one file per
     trace, each with a different name ending in ".json".
     """
-    # TODO: write a handler(prof) that exports prof's trace to a new file in trace_dir
-    #       (prof.step_num is a good way to make the name unique)
-    # TODO: profile(activities=[ProfilerActivity.CPU], schedule=schedule(...), on_trace_ready=handler)
-    # TODO: in the loop, tell the profiler each time a step has finished
+    # TODO: something the profiler calls each time a window's trace is ready, writing it to a
+    #       file of its own in trace_dir (watch out: a fixed name keeps only the last trace).
+    # TODO: a CPU profiler driven by a schedule built from the four numbers you were given.
+    # TODO: the profiler cannot see where one step ends: tell it, at the right moment, or every
+    #       window records the wrong calls of step_fn (or nothing at all).
     raise NotImplementedError("TODO: run the steps under a scheduled profiler")
