@@ -32,7 +32,7 @@ class Block(nn.Module):
 
 def compile_block(block: nn.Module) -> nn.Module:
     """Return `block` compiled with Inductor; a graph break is an error, not a silent split."""
-    return torch.compile(block, fullgraph=True)
+    return torch.compile(block, fullgraph=True)  # key
 
 
 def _sync() -> None:
@@ -45,9 +45,9 @@ def time_per_call(fn, *args, warmup: int = 3, iters: int = 20) -> float:
     """Seconds per call of fn(*args) in steady state."""
     for _ in range(warmup):  # the first call compiles; later ones may still autotune or warm caches
         fn(*args)
-    _sync()
+    _sync()  # key: the warm-up's kernels finish before the clock starts
     start = time.perf_counter()
     for _ in range(iters):
         fn(*args)
     _sync()
-    return (time.perf_counter() - start) / iters
+    return (time.perf_counter() - start) / iters  # key

@@ -44,6 +44,38 @@ def test_compile_block_without_fullgraph_fails(mutant):
     assert_fails(mutant("compile-block", COMPILE, "return torch.compile(block)"), "graph break", "fullgraph=True")
 
 
+def test_compile_block_warmup_calls_in_the_denominator_fails(mutant):
+    v = mutant("compile-block", "return (time.perf_counter() - start) / iters",
+               "return (time.perf_counter() - start) / (warmup + iters)")
+    assert_fails(v, "not by warmup + iters")
+
+
+def test_compile_block_no_synchronize_fails_on_cpu_too(mutant):
+    v = mutant("compile-block", "    if torch.cuda.is_available():\n        torch.cuda.synchronize()\n", "    pass\n")
+    assert_fails(v, "simulated", "clock stopped before the queued kernels ran")
+
+
+def test_compile_block_synchronize_only_at_the_end_fails(mutant):
+    v = mutant("compile-block", "    _sync()  # key: the warm-up's kernels finish before the clock starts\n", "")
+    assert_fails(v, "warm-up's queued kernels were still running", "Synchronize before starting")
+
+
+def test_compile_block_averaging_separately_timed_calls_passes(variant):
+    variant("compile-block", ("""    start = time.perf_counter()
+    for _ in range(iters):
+        fn(*args)
+    _sync()
+    return (time.perf_counter() - start) / iters  # key""", """    times = []
+    for _ in range(iters):
+        t0 = time.perf_counter_ns()
+        fn(*args)
+        if torch.cuda.is_available():
+            torch.cuda.synchronize()
+        times.append((time.perf_counter_ns() - t0) / 1e9)
+    return sum(times) / len(times)"""), ("return torch.compile(block, fullgraph=True)",
+                                         "return torch.compile(block, backend=\"inductor\", fullgraph=True, dynamic=False)"))
+
+
 # -- remove graph breaks ----------------------------------------------------------------------
 
 def test_graph_breaks_solution_passes(solution_verdict):

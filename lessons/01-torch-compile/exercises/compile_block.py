@@ -41,15 +41,16 @@ class Block(nn.Module):
 
 def compile_block(block: nn.Module) -> nn.Module:
     """Return `block` compiled with Inductor; a graph break is an error, not a silent split."""
-    # TODO: call torch.compile on the block with the default (Inductor) backend, and ask for
-    #       one whole graph so that a graph break raises instead of splitting the block.
+    # TODO: compile with Inductor (the default backend) so that a graph break raises an error
+    #       instead of quietly splitting the block into several graphs.
     raise NotImplementedError("TODO: compile the block")
 
 
 def time_per_call(fn, *args, warmup: int = 3, iters: int = 20) -> float:
     """Seconds per call of fn(*args) in steady state."""
-    # TODO: call fn(*args) `warmup` times without timing them (the first call compiles).
-    # TODO: when CUDA is available, torch.cuda.synchronize() before starting the clock and
-    #       again before stopping it: kernel launches return before the kernels have run.
-    # TODO: time `iters` calls with time.perf_counter() and return the time of ONE call.
+    # TODO: return the seconds ONE call of fn(*args) takes once it is warm. Watch out:
+    #       - the first calls compile (or autotune): they must not be on the clock;
+    #       - fn is called exactly warmup + iters times, and only the timed calls count;
+    #       - on a GPU a call returns before its kernels have run, and the warm-up's kernels may
+    #         still be running when you start the clock (the check simulates this on CPU).
     raise NotImplementedError("TODO: time fn in steady state")
