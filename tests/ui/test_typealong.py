@@ -12,7 +12,7 @@ import pytest
 from rich.style import Style
 from textual.app import App, ComposeResult
 from textual.pilot import Pilot
-from textual.widgets import Footer
+from textual.widgets import Footer, Static
 
 from tutor.progress import Progress, ProgressError, TypingRecord
 from tutor.typing_engine import format_accuracy, normalize
@@ -321,6 +321,24 @@ async def test_history_is_numbers_then_a_sparkline(progress: Progress) -> None:
         assert list(bars) == sorted(bars, reverse=True) and bars[3] != "█"
         assert acc_line.startswith("accuracy") and "100% → 100%" in acc_line
         assert ta.session.started is False
+
+
+async def test_f1_help_explains_the_type_along_and_its_figures(progress: Progress) -> None:
+    from tutor.ui.screens.help import HelpScreen
+
+    app = Host(progress)
+    async with app.run_test(size=(100, 40)) as pilot:
+        await app.push_screen(HelpScreen([]))
+        await pilot.pause()
+        body = app.screen.query_one("#help-body", Static).content
+        from rich.console import Console
+        console = Console(width=90, record=True, color_system=None)
+        console.print(body)
+        text = " ".join(console.export_text().split())
+        assert "Type-along" in text
+        assert "Indentation and blank lines are filled in for you" in text
+        assert "Accuracy = (keystrokes − errors) ÷ keystrokes" in text
+        assert "uncorrected" in text and "Raw WPM" in text
 
 
 # -- snapshots -----------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from tutor.typing_engine import HELP as TYPEALONG_HELP
 from tutor.ui.status import LEGEND
 
 NOTES = [
@@ -63,6 +64,7 @@ class HelpScreen(ModalScreen[None]):
         body = Group(
             bindings_table(self.bindings_list), Text(""),
             *[Text("• " + n) for n in NOTES], Text(""),
+            Text("Type-along", style="bold"), *[Text("• " + n) for n in TYPEALONG_HELP], Text(""),
             Text("Step icons", style="bold"), legend,
         )
         with Vertical(classes="dialog", id="help-dialog"):
