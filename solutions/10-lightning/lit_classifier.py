@@ -9,7 +9,8 @@ import torch.nn.functional as F
 class LitClassifier(pl.LightningModule):
     def __init__(self, in_features: int, num_classes: int, hidden: int = 64, lr: float = 1e-2) -> None:
         super().__init__()
-        self.save_hyperparameters()          # -> self.hparams.lr etc., and into checkpoints
+        # -> self.hparams.lr etc., and into checkpoints
+        self.save_hyperparameters()  # key
         self.net = nn.Sequential(
             nn.Linear(in_features, hidden), nn.ReLU(),
             nn.Linear(hidden, hidden), nn.ReLU(),
@@ -23,7 +24,7 @@ class LitClassifier(pl.LightningModule):
         x, y = batch
         loss = F.cross_entropy(self(x), y)
         self.log("train_loss", loss)
-        return loss                          # Lightning runs backward and the optimizer step
+        return loss  # Lightning runs backward and the optimizer step
 
     def validation_step(self, batch, batch_idx):
         x, y = batch
@@ -34,6 +35,6 @@ class LitClassifier(pl.LightningModule):
     def configure_optimizers(self):
         optimizer = torch.optim.AdamW(self.parameters(), lr=self.hparams.lr)
         scheduler = torch.optim.lr_scheduler.CosineAnnealingLR(
-            optimizer, T_max=self.trainer.estimated_stepping_batches)
+            optimizer, T_max=self.trainer.estimated_stepping_batches)  # key
         return {"optimizer": optimizer,
-                "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
+                "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}  # key

@@ -10,15 +10,30 @@ pytestmark = pytest.mark.slow
 
 # -- lightning-module --------------------------------------------------------------------------
 
+RETURN_LOSS = "        return loss  # Lightning runs backward and the optimizer step\n"
+LOG_VAL_LOSS = 'self.log("val_loss", F.cross_entropy(logits, y))'
+
+
 def test_module_solution_passes(solution_verdict):
     v = assert_passes(solution_verdict("lightning-module"))
     assert v.figures["test_acc"] >= 0.9
     assert v.figures["lr"]["last"] < 0.02 * v.figures["lr"]["first"]
 
 
+def test_module_hand_written_cosine_passes(variant):
+    # correct but different: the cosine written out with LambdaLR, explicit logging options
+    variant("lightning-module",
+            ("            optimizer, T_max=self.trainer.estimated_stepping_batches)  # key",
+             "            optimizer, T_max=self.trainer.estimated_stepping_batches)\n"
+             "        total = self.trainer.estimated_stepping_batches\n"
+             "        scheduler = torch.optim.lr_scheduler.LambdaLR(\n"
+             "            optimizer, lambda t: 0.5 * (1 + __import__('math').cos(__import__('math').pi * t / total)))"),
+            (LOG_VAL_LOSS, 'self.log("val_loss", F.cross_entropy(logits, y), on_step=False, on_epoch=True)'),
+            ("(logits.argmax(dim=-1) == y).float().mean()", "(logits.argmax(dim=1) == y).sum() / len(y)"))
+
+
 def test_module_training_step_without_return_fails(mutant):
-    v = mutant("lightning-module",
-               "        return loss                          # Lightning runs backward and the optimizer step\n", "")
+    v = mutant("lightning-module", RETURN_LOSS, "")
     assert_fails(v, "weights did not change", "return the loss")
 
 
@@ -32,19 +47,40 @@ def test_module_short_cosine_fails(mutant):
 
 
 def test_module_without_save_hyperparameters_fails(mutant):
-    v = mutant("lightning-module", ("        self.save_hyperparameters()", "        self.lr = lr"),
+    v = mutant("lightning-module", ("        self.save_hyperparameters()  # key", "        self.lr = lr"),
                ("lr=self.hparams.lr", "lr=self.lr"))
     assert_fails(v, "save_hyperparameters")
+
+
+def test_module_hard_coded_learning_rate_fails(mutant):
+    v = mutant("lightning-module", "lr=self.hparams.lr", "lr=1e-2")
+    assert_fails(v, "first optimizer step used lr=0.01", "self.hparams.lr")
+
+
+def test_module_adam_instead_of_adamw_fails(mutant):
+    v = mutant("lightning-module", "torch.optim.AdamW(", "torch.optim.Adam(")
+    assert_fails(v, "the optimizer is Adam", "AdamW")
 
 
 def test_module_accuracy_as_count_fails(mutant):
     v = mutant("lightning-module", "(logits.argmax(dim=-1) == y).float().mean()",
                "(logits.argmax(dim=-1) == y).float().sum()")
-    assert_fails(v, "val_acc")
+    assert_fails(v, "the logged val_acc is", "mean over that batch")
+
+
+def test_module_val_loss_on_step_only_is_the_last_batch(mutant):
+    v = mutant("lightning-module", LOG_VAL_LOSS,
+               'self.log("val_loss", F.cross_entropy(logits, y), on_step=True, on_epoch=False)')
+    assert_fails(v, "only per batch", "callback_metrics")
+
+
+def test_module_train_loss_not_logged_fails(mutant):
+    v = mutant("lightning-module", '        self.log("train_loss", loss)\n', "")
+    assert_fails(v, "`train_loss` was not logged")
 
 
 def test_module_gradient_ascent_fails_on_accuracy(mutant):
-    v = mutant("lightning-module", "        return loss                          #", "        return -loss  #")
+    v = mutant("lightning-module", RETURN_LOSS, "        return -loss\n")
     assert_fails(v, "accuracy on fresh test data")
 
 

@@ -13,7 +13,7 @@ import torch.nn.functional as F
 class LitClassifier(pl.LightningModule):
     def __init__(self, in_features: int, num_classes: int, hidden: int = 64, lr: float = 1e-2) -> None:
         super().__init__()
-        # TODO: record the constructor arguments as hyperparameters (self.hparams.lr, ...)
+        # TODO: make the constructor arguments available as self.hparams (and saved in checkpoints)
         self.net = nn.Sequential(
             nn.Linear(in_features, hidden), nn.ReLU(),
             nn.Linear(hidden, hidden), nn.ReLU(),
@@ -24,20 +24,22 @@ class LitClassifier(pl.LightningModule):
         return self.net(x)
 
     def training_step(self, batch, batch_idx):
-        # TODO: batch is (x, y). Compute the cross-entropy loss, log it as "train_loss",
-        #       and return it.
+        # TODO: batch is (x, y). The cross-entropy loss, logged as "train_loss".
+        #       Watch out: what this method returns is what Lightning trains on.
         raise NotImplementedError("TODO: implement training_step")
 
     def validation_step(self, batch, batch_idx):
-        # TODO: log "val_loss" (cross-entropy) and "val_acc" (fraction of correct argmax
-        #       predictions) for this batch; Lightning averages them over the epoch.
+        # TODO: "val_loss" (cross-entropy) and "val_acc" (fraction of samples whose highest
+        #       logit is the label), logged so that what the epoch reports under exactly those
+        #       names is the mean over the whole validation set (the last batch is a short one).
         raise NotImplementedError("TODO: implement validation_step")
 
     def configure_optimizers(self):
-        # TODO: AdamW over self.parameters() with the lr from the hyperparameters, and a
-        #       CosineAnnealingLR that decays once per optimizer step over the whole run
-        #       (self.trainer.estimated_stepping_batches steps). Return them as
-        #       {"optimizer": ..., "lr_scheduler": {"scheduler": ..., "interval": ...}}.
+        # TODO: AdamW with the learning rate this model was built with, and a cosine schedule
+        #       that starts at that rate and decays smoothly to about 0 over the whole fit,
+        #       updated after every optimizer step (not once per epoch).
+        #       Watch out: the number of optimizer steps is not known in __init__; the Trainer
+        #       knows it by the time this method runs.
         raise NotImplementedError("TODO: implement configure_optimizers")
 
 
