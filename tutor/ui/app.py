@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 import threading
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import TYPE_CHECKING, Callable, Iterable
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding
@@ -18,14 +18,22 @@ from textual.screen import Screen
 from tutor import paths
 from tutor.course import Chapter, Course
 from tutor.progress import Progress, ProgressError
-from tutor.runner.client import Runner, RunnerError
 from tutor.ui.messages import RunnerFailed, RunnerReady, post
 from tutor.ui.screens.main import MainScreen
-from tutor.ui.status import Snapshot, chapter_label, overall_label
+from tutor.ui.status import Snapshot, chapter_label, chapter_progress_label
 from tutor.ui.widgets.editor import CodeEditor
 from tutor.workspace import Workspace
 
-RunnerFactory = Callable[[], Runner]
+if TYPE_CHECKING:  # the client module is imported on first use, off the first paint
+    from tutor.runner.client import Runner
+
+RunnerFactory = Callable[[], "Runner"]
+
+
+def _default_runner(home: Path, device: str) -> "Runner":
+    from tutor.runner.client import Runner
+
+    return Runner(cache_dir=paths.cache_dir(home), device=device)
 
 
 class TutorApp(App[int]):
@@ -49,9 +57,8 @@ class TutorApp(App[int]):
         self.gpus: int | None = None    # known once the runner is up
         self._start = (chapter, step_id)
         self._warm = warm_runner
-        self._runner_factory = runner_factory or (
-            lambda: Runner(cache_dir=paths.cache_dir(home), device=device))
-        self._runner: Runner | None = None
+        self._runner_factory = runner_factory or (lambda: _default_runner(home, device))
+        self._runner: "Runner | None" = None
         self._runner_lock = threading.Lock()
         self._closed = False
         self.exit_message = ""  # printed by run_app once the terminal is restored
@@ -69,7 +76,7 @@ class TutorApp(App[int]):
     # -- the runner -----------------------------------------------------------------------------
 
     @property
-    def runner(self) -> Runner:
+    def runner(self) -> "Runner":
         """Created on first use (any thread); its process starts on warm-up or the first check."""
         with self._runner_lock:
             if self._runner is None:
@@ -82,6 +89,8 @@ class TutorApp(App[int]):
             self.run_worker(self._warm_up, thread=True, group="warm-up", exit_on_error=False)
 
     def _warm_up(self) -> None:
+        from tutor.runner.client import RunnerError
+
         try:
             info = self.runner.start()
         except (RunnerError, OSError) as exc:
@@ -118,7 +127,7 @@ class TutorApp(App[int]):
 
     def update_header(self, chapter: Chapter, snap: Snapshot) -> None:
         self.title = chapter_label(self.course, chapter)
-        self.sub_title = overall_label(self.course, snap)
+        self.sub_title = chapter_progress_label(chapter, snap)
 
     # -- keys and commands ----------------------------------------------------------------------
 
@@ -126,19 +135,26 @@ class TutorApp(App[int]):
         """Everything the help screen lists, in the order shown."""
         palette = Binding(self.COMMAND_PALETTE_BINDING, "command_palette", "Command palette",
                           tooltip="Search every command", id="command-palette")
-        found = [*MainScreen.BINDINGS, *CodeEditor.BINDINGS, palette, *self.BINDINGS]
-        return [b for b in found if isinstance(b, Binding) and b.description]
+        found = [*CodeEditor.BINDINGS, *MainScreen.BINDINGS, palette, *self.BINDINGS]
+        # MainScreen lists footer bindings twice (shown / hidden twin): list each key once.
+        return [b for b in found if isinstance(b, Binding) and b.description
+                and not (b.id or "").endswith("-any")]
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         if isinstance(screen, MainScreen):
             for b in MainScreen.BINDINGS:
                 assert isinstance(b, Binding)
+                if (b.id or "").endswith("-any") or not b.description:
+                    continue
                 key = b.key.split(",")[0]
+                action = b.action.removeprefix("footer_")
                 yield SystemCommand(f"{b.description} ({key})", b.tooltip or b.description,
-                                    lambda action=b.action: screen.run_action(action))
+                                    lambda action=action: screen.run_action(action))
             yield SystemCommand("Hint (tab)", "Reveal the next hint for this exercise",
                                 screen.action_hint)
+            yield SystemCommand("Wrap long lines (f3)", "Soft-wrap long lines in the editor on/off",
+                                lambda: screen.query_one("#editor", CodeEditor).action_toggle_wrap())
 
     async def action_quit(self) -> None:
         if self.screen_stack and isinstance(self.screen_stack[0], MainScreen):

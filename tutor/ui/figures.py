@@ -1,18 +1,25 @@
-"""Formatting a verdict's figures: times, bytes and side-by-side bars. Plain Rich, no Textual."""
+"""Formatting a verdict's figures: times, bytes and side-by-side bars. Plain Rich, no Textual.
+
+Rules a learner can trust:
+- the speedup shown is the ratio of the two times shown beside it (reference ÷ yours), never a
+  different statistic; a measurement flagged noisy shows "too noisy to call: <reason>" instead;
+- every figure says what it compares (the checker's "compares" words);
+- labels wrap instead of being cut, so nothing is truncated in a 40-column pane.
+"""
 
 from __future__ import annotations
 
 import math
 from typing import Any
 
-from rich.console import Group
-from rich.table import Table
+from rich.console import Group, RenderableType
 from rich.text import Text
 
 from tutor.units import fmt_bytes, fmt_seconds
 
 BAR_WIDTH = 16
 _EIGHTHS = " ▏▎▍▌▋▊▉█"
+NOISY_DEFAULT = "the rounds disagreed too much on this machine; check again when it is quieter"
 
 
 def bar(value: float, biggest: float, width: int = BAR_WIDTH) -> str:
@@ -24,58 +31,104 @@ def bar(value: float, biggest: float, width: int = BAR_WIDTH) -> str:
     return "█" * full + (_EIGHTHS[part] if part else "")
 
 
-def _table() -> Table:
-    """Fixed column widths so every figure's rows line up, and fit a 40-column pane."""
-    table = Table.grid(padding=(0, 1))
-    table.add_column(no_wrap=True, width=8, overflow="ellipsis")  # what
-    table.add_column(no_wrap=True, width=3, style="dim")          # you / ref
-    table.add_column(no_wrap=True, width=10, justify="right")     # value
-    table.add_column(no_wrap=True, width=BAR_WIDTH, overflow="crop")
-    return table
+def _number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
 
 
-def _pair(label: str, mine: Any, ref: Any, fmt: Any, mine_style: str) -> Table:
-    """The learner's value and the reference's, bars on one scale."""
-    numbers = all(isinstance(v, (int, float)) for v in (mine, ref))
+def is_time(value: Any) -> bool:
+    return isinstance(value, dict) and "learner_s" in value and "reference_s" in value
+
+
+def is_memory(value: Any) -> bool:
+    return isinstance(value, dict) and "learner_bytes" in value and "reference_bytes" in value
+
+
+def _title(label: str, value: dict[str, Any]) -> Text:
+    title = Text(label, style="bold")
+    compares = value.get("compares")
+    if isinstance(compares, str) and compares.strip():
+        title.append(f" · {compares.strip()}", style="")
+    return title
+
+
+def _rows(mine: Any, ref: Any, fmt: Any, mine_style: str) -> list[Text]:
+    """Two rows, yours and the reference, bars on one scale; values right-aligned."""
+    numbers = _number(mine) and _number(ref)
     biggest = max(mine, ref) if numbers else 0
-    table = _table()
-    table.add_row(label, "you", fmt(mine), Text(bar(mine, biggest) if numbers else "", style=mine_style))
-    table.add_row("", "ref", fmt(ref), Text(bar(ref, biggest) if numbers else "", style="dim"))
-    return table
+    a, b = fmt(mine) if _number(mine) else str(mine), fmt(ref) if _number(ref) else str(ref)
+    width = max(len(a), len(b))
+    return [
+        Text.assemble("  yours ", (a.rjust(width), "bold"), " ",
+                      (bar(mine, biggest) if numbers else "", mine_style)),
+        Text.assemble("  ref   ", b.rjust(width), " ", (bar(ref, biggest) if numbers else "", "dim")),
+    ]
+
+
+def speedup_of(value: dict[str, Any]) -> float | None:
+    """reference ÷ yours from the two times themselves, so it always agrees with them."""
+    mine, ref = value.get("learner_s"), value.get("reference_s")
+    if _number(mine) and _number(ref) and mine > 0:
+        return ref / mine
+    return None
+
+
+def time_view(label: str, value: dict[str, Any]) -> list[RenderableType]:
+    speedup = speedup_of(value)
+    noisy = bool(value.get("noisy"))
+    style = "yellow" if noisy or speedup is None or speedup < 1 else "green"
+    parts: list[RenderableType] = [_title(label, value),
+                                   *_rows(value["learner_s"], value["reference_s"], fmt_seconds, style)]
+    if noisy:
+        reason = value.get("noise_reason")
+        reason = reason.strip() if isinstance(reason, str) and reason.strip() else NOISY_DEFAULT
+        parts.append(Text(f"  too noisy to call: {reason}", style="italic yellow"))
+    elif speedup is not None:
+        if 0.95 <= speedup <= 1.05:
+            verdict = "about the same speed"
+        elif speedup > 1:
+            verdict = "yours is faster"
+        else:
+            verdict = "yours is slower"
+        parts.append(Text(f"  speedup {speedup:.2f}× (ref ÷ yours): {verdict}", style="italic"))
+    return parts
+
+
+def memory_view(label: str, value: dict[str, Any]) -> list[RenderableType]:
+    mine, ref = value["learner_bytes"], value["reference_bytes"]
+    style = "green" if _number(mine) and _number(ref) and mine <= ref else "yellow"
+    parts: list[RenderableType] = [_title(label, value), *_rows(mine, ref, fmt_bytes, style)]
+    if _number(mine) and _number(ref) and ref > 0:
+        ratio = mine / ref
+        words = ("the same peak memory as the reference" if 0.995 <= ratio <= 1.005
+                 else f"{ratio:.2f}× the reference's peak memory")
+        parts.append(Text(f"  yours uses {words}", style="italic"))
+    return parts
 
 
 def figures_view(figures: dict[str, Any]) -> Group | None:
     """Timing, memory, build figures and any other numbers the checker reported."""
     if not figures:
         return None
-    parts: list[Any] = []
-    others = _table()
+    parts: list[RenderableType] = []
+    others: list[Text] = []
     for name, value in figures.items():
         label = name.replace("_", " ")
-        if isinstance(value, dict) and "learner_s" in value and "reference_s" in value:
-            speedup = value.get("speedup")
-            fine = isinstance(speedup, (int, float)) and math.isfinite(speedup)
-            parts.append(_pair(label, value["learner_s"], value["reference_s"], fmt_seconds,
-                               "green" if fine and speedup >= 1 else "yellow"))
-            note = f"speedup {speedup:.2f}× (>1: yours is faster)" if fine else ""
-            if value.get("noisy"):
-                note += "  noisy timing: re-run before trusting it"
-            if note:
-                parts.append(Text("   " + note.strip(), style="italic"))
-        elif isinstance(value, dict) and "learner_bytes" in value and "reference_bytes" in value:
-            mine, ref = value["learner_bytes"], value["reference_bytes"]
-            parts.append(_pair(label, mine, ref, fmt_bytes,
-                               "green" if isinstance(mine, (int, float)) and mine <= ref else "yellow"))
-            if isinstance(mine, (int, float)) and isinstance(ref, (int, float)) and ref:
-                parts.append(Text(f"   peak memory {mine / ref:.2f}× the reference's", style="italic"))
-        elif name.endswith("_s") and isinstance(value, (int, float)):
-            others.add_row(name[:-2].replace("_", " "), "", fmt_seconds(value), "")
+        if is_time(value):
+            parts.extend(time_view(label, value))
+        elif is_memory(value):
+            parts.extend(memory_view(label, value))
+        elif name.endswith("_s") and _number(value):
+            others.append(Text.assemble((name[:-2].replace("_", " "), "bold"), "  ", fmt_seconds(value)))
+        elif (name.endswith("_bytes") or name == "size") and _number(value):
+            label = name[:-6].replace("_", " ") if name.endswith("_bytes") else label
+            others.append(Text.assemble((label, "bold"), "  ", fmt_bytes(value)))
         elif isinstance(value, dict):
-            others.add_row(label, "", ", ".join(f"{k}={_num(v)}" for k, v in value.items()), "")
+            inner = ", ".join(f"{k.replace('_', ' ')} {_num(v)}" for k, v in value.items()
+                              if k != "timeline")
+            others.append(Text.assemble((label, "bold"), "  ", inner))
         else:
-            others.add_row(label, "", _num(value), "")
-    if others.row_count:
-        parts.append(others)
+            others.append(Text.assemble((label, "bold"), "  ", _num(value)))
+    parts.extend(others)
     return Group(*parts)
 
 

@@ -55,9 +55,9 @@ def icon(status: str) -> str:
 
 
 def chapter_label(course: Course, chapter: Chapter) -> str:
-    """`3/12 · Custom C++ and CUDA operators` (the last chapter number is the course length)."""
+    """`Ch 3/12 · Custom C++ and CUDA operators` (the last chapter number is the course length)."""
     total = max([c.number for c in course.chapters] + [len(course.chapters)])
-    return f"{chapter.number}/{total} · {chapter.title}"
+    return f"Ch {chapter.number}/{total} · {chapter.title}"
 
 
 def passed_count(exercises: list[Exercise], snap: Snapshot) -> int:
@@ -65,7 +65,16 @@ def passed_count(exercises: list[Exercise], snap: Snapshot) -> int:
 
 
 def overall_label(course: Course, snap: Snapshot) -> str:
-    return f"{passed_count(course.exercises, snap)}/{len(course.exercises)} exercises passed"
+    """The course total (the chapter picker's title)."""
+    return f"{passed_count(course.exercises, snap)}/{len(course.exercises)} exercises passed in the course"
+
+
+def chapter_progress_label(chapter: Chapter, snap: Snapshot) -> str:
+    """The header's count: this chapter's exercises, not the course's."""
+    n = len(chapter.exercises)
+    if not n:
+        return "no exercises in this chapter"
+    return f"{passed_count(chapter.exercises, snap)}/{n} exercises passed"
 
 
 def first_step_to_do(chapter: Chapter, snap: Snapshot) -> Step:

@@ -11,7 +11,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from tutor.course import Course
-from tutor.ui.status import Snapshot, passed_count
+from tutor.ui.status import Snapshot, overall_label, passed_count
 
 
 class ChapterPicker(ModalScreen[int | None]):
@@ -40,7 +40,8 @@ class ChapterPicker(ModalScreen[int | None]):
             if ch.number == self.current:
                 highlighted = i
         with Vertical(classes="dialog", id="chapters-dialog"):
-            yield Static("Jump to a chapter  (Enter to open, Esc to close)", classes="dialog-title")
+            yield Static(f"Jump to a chapter  (Enter opens, Esc closes) · "
+                         f"{overall_label(self.course, self.snap)}", classes="dialog-title")
             yield OptionList(*options, id="chapter-list")
         self._highlighted = highlighted
 

@@ -17,14 +17,34 @@ from tutor.typing_engine import HELP as TYPEALONG_HELP
 from tutor.ui.status import LEGEND
 
 NOTES = [
-    "Tab: inserts indentation when the cursor is in the leading whitespace of a line (or several "
-    "lines are selected); anywhere else it reveals the next hint. After the last hint it offers "
-    "the reference solution.",
+    "Tab: on an empty line (where you are stuck) it reveals the next hint, and a hint's "
+    "one-line code then shows dim on that line: Tab again inserts it (→ only moves the cursor). "
+    "In a line's leading whitespace, or with several lines selected, Tab indents; elsewhere in "
+    "code it gives the next hint. After the last hint it offers the reference solution.",
     "Shift+Tab: removes one level of indentation. Enter keeps the indentation (one more after ':').",
-    "A hint's code suggestion shows as dim ghost text on empty lines: → accepts it.",
+    "Esc never leaves the editor: it closes the newest panel (hints or results). F7 brings the "
+    "panels back; Alt+↑/↓ (or Ctrl+↑/↓) scrolls the open one. Typing always goes to the editor.",
+    "Layout: F4 zooms the guide, then the work, to the full width; Alt+Shift+←/→ moves the "
+    "split; F2 shows the list of steps. Your choice is remembered.",
     "Your code is saved automatically (half a second after you stop typing), and before every "
-    "check, step change and quit. Reset keeps a backup in the tutor home's backups/ folder.",
+    "check, step change and quit; the cursor reopens where you left it. Reset keeps a backup in "
+    "the tutor home's backups/ folder.",
     "Ctrl+P opens the command palette: every action above can be searched there.",
+]
+
+# The editor's own keys (TextArea's, plus ours), for F1.
+EDITOR_KEYS = [
+    ("Ctrl+A", "select all"),
+    ("Home / End", "line start / end"),
+    ("Ctrl+← / Ctrl+→", "word left / right (add Shift to select)"),
+    ("Shift+arrows", "select"),
+    ("PgUp / PgDn", "page up / down"),
+    ("Ctrl+Z / Ctrl+Y", "undo / redo"),
+    ("Ctrl+X / Ctrl+C / Ctrl+V", "cut / copy / paste"),
+    ("Ctrl+W / Ctrl+U / Ctrl+K", "delete word left / to line start / to line end"),
+    ("Ctrl+D", "delete the character right of the cursor"),
+    ("F3", "soft-wrap long lines on/off"),
+    ("F6", "select the line"),
 ]
 
 
@@ -61,10 +81,16 @@ class HelpScreen(ModalScreen[None]):
         legend = Table(box=None, show_header=False, padding=(0, 2, 0, 0))
         for sym, meaning in LEGEND:
             legend.add_row(sym, meaning)
+        editor = Table(box=None, show_header=False, padding=(0, 2, 0, 0))
+        editor.add_column(style="bold", no_wrap=True)
+        editor.add_column()
+        for keys, what in EDITOR_KEYS:
+            editor.add_row(keys, what)
         body = Group(
             bindings_table(self.bindings_list), Text(""),
             *[Text("• " + n) for n in NOTES], Text(""),
             Text("Type-along", style="bold"), *[Text("• " + n) for n in TYPEALONG_HELP], Text(""),
+            Text("Editor keys", style="bold"), editor, Text(""),
             Text("Step icons", style="bold"), legend,
         )
         with Vertical(classes="dialog", id="help-dialog"):

@@ -1,12 +1,21 @@
-"""The main screen: guide and step navigator on the left; editor, hints and results on the right.
+"""The main screen, laid out by step kind.
 
-Saving lives in screens/saving.py and running checks in screens/checking.py (mixins). Slow
-work (the runner, autosave's fsync) happens in thread workers that post messages back.
+- Reading steps: the step navigator beside the guide, which gets the rest of the width (at a
+  readable measure).
+- Exercises and type-along passages: the guide beside the work (editor or type-along, with the
+  hint and results panels under it). F4 zooms either pane to the full width; Alt+Shift+←/→
+  moves the split; F2 shows or hides the navigator. These choices persist (progress state).
+
+Saving is a composed helper (tutor/ui/saver.py), running checks another (tutor/ui/runs.py);
+the app is known only as a `TutorHost`, so nothing here imports tutor.ui.app. Slow work (the
+runner, autosave's fsync) happens in thread workers that post messages back.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+import asyncio
+import time
+from typing import cast
 
 from textual import events, on
 from textual.app import ComposeResult
@@ -14,57 +23,101 @@ from textual.binding import Binding
 from textual.containers import Container, Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import ContentSwitcher, Footer, Header, Markdown, Static
+from textual.widgets import ContentSwitcher, Footer, Header, Static
 
 from tutor.course import Chapter, Exercise, Passage, Step
 from tutor.progress import ProgressError
+from tutor.runner.protocol import Verdict
 from tutor.ui.autosave import EditorFile
+from tutor.ui.host import TutorHost
+from tutor.ui.messages import RunDone, RunProgress, SaveDone
+from tutor.ui.runs import Runs
+from tutor.ui.saver import Saver
 from tutor.ui.screens.chapters import ChapterPicker
-from tutor.ui.screens.checking import CheckingMixin
 from tutor.ui.screens.confirm import ConfirmScreen
 from tutor.ui.screens.help import HelpScreen
-from tutor.ui.screens.saving import SavingMixin
 from tutor.ui.screens.solution import SolutionScreen
-from tutor.ui.status import first_step_to_do, icon, step_status
+from tutor.ui.status import chapter_progress_label, first_step_to_do, icon, step_status
 from tutor.ui.widgets.editor import CodeEditor
+from tutor.ui.widgets.guide import Guide
 from tutor.ui.widgets.hints import HintPanel, code_suggestion
 from tutor.ui.widgets.navigator import StepNavigator
 from tutor.ui.widgets.results import ResultsPanel
 from tutor.workspace import WorkspaceError
 
-if TYPE_CHECKING:
-    from tutor.ui.app import TutorApp
-
-READ_TEXT = ("Read the guide on the left (scroll with the mouse or PgUp/PgDn).\n\n"
-             "Press Ctrl+N (or Alt+→) for the next step.")
-
-
 MIN_WIDTH, MIN_HEIGHT = 50, 14
+ZOOMS = ("split", "guide", "work")
+SPLIT_DEFAULT, SPLIT_MIN, SPLIT_MAX, SPLIT_STEP = 40, 20, 70, 5
+
+# Which step kinds show a binding in the footer (the key works everywhere it makes sense; the
+# footer lists only what helps on this step, so it fits 80 columns with Help and Quit).
+FOOTER: dict[str, tuple[str, ...]] = {
+    "run": ("exercise",),
+    "run_passage": ("passage",),
+    "next_step": ("read", "exercise", "passage"),
+    "previous_step": ("read",),
+    "toggle_navigator": ("read",),
+    "chapters": ("read",),
+    "solution": ("exercise",),
+    "zoom": ("exercise", "passage"),
+    "help": ("read", "exercise", "passage"),
+}
 
 
-class MainScreen(SavingMixin, CheckingMixin, Screen[None]):
-    # Below 70 columns the panes stack; below 110 the navigator collapses to one title line.
+# (keys, action, description, id, tooltip) of the bindings the footer may show.
+_SHOWN = [
+    ("ctrl+r,f5", "run", "Check", "run",
+     "Check your code (pressing it again cancels the run in flight and restarts)"),
+    ("ctrl+r,f5", "run_passage", "Run", "run-passage",
+     "Run the passage you typed as a program and show its output"),
+    ("ctrl+n,alt+right", "next_step", "Next", "next-step", "Next step"),
+    # Ctrl+P stays Textual's command palette (the way to reach F-key actions on laptops whose
+    # F-keys are media keys), so "previous" is Alt+← only.
+    ("alt+left", "previous_step", "Prev", "previous-step", "Previous step"),
+    ("f2", "toggle_navigator", "Steps", "steps", "Show or hide the list of steps"),
+    ("ctrl+o", "chapters", "Chapters", "chapters", "Jump to another chapter"),
+    ("f9", "solution", "Solution", "solution",
+     "Show the reference solution beside your code (once passed, or after the last hint)"),
+    ("f4", "zoom", "Zoom", "zoom", "Give the guide, then the work, the full width; again: side by side"),
+    ("f1", "help", "Help", "help", "Every key, what Tab does, the step icons"),
+]
+
+
+def _footer_bindings() -> list[Binding]:
+    """Each binding twice: first the one the footer shows on some step kinds, then a hidden
+    twin so the key still works on the others (a disabled binding falls through to the next
+    one for its key; the shown ones come first so they win the footer's slot for the key)."""
+    shown = [Binding(k, f"footer_{a}", d, id=i, tooltip=t) for k, a, d, i, t in _SHOWN]
+    hidden = [Binding(k, a, d, id=f"{i}-any", show=False, tooltip=t) for k, a, d, i, t in _SHOWN]
+    return shown + hidden
+
+
+class MainScreen(Screen[None]):
+    # Below 70 columns the panes stack; short terminals get smaller panels.
     HORIZONTAL_BREAKPOINTS = [(0, "-tiny"), (70, "-narrow"), (110, "-wide")]
     VERTICAL_BREAKPOINTS = [(0, "-short"), (32, "-tall")]
-    # We focus the right widget per step ourselves; Textual's auto-focus would move focus
-    # once more at startup, and every focus change recomposes the Footer (~100 ms).
-    AUTO_FOCUS = None
+    # We focus the right widget per step ourselves. "" turns Textual's auto-focus off (None
+    # would inherit the app's "*", which focused the navigator first): every focus change
+    # restyles the screen and recomposes the Footer, ~80 ms of the first paint each.
+    AUTO_FOCUS = ""
 
     BINDINGS = [
-        Binding("ctrl+r,f5", "run", "Check", id="run",
-                tooltip="Check your code (pressing it again cancels the run in flight and restarts)"),
-        Binding("ctrl+n,alt+right", "next_step", "Next", id="next-step", tooltip="Next step"),
-        # Ctrl+P stays Textual's command palette (the way to reach F-key actions on laptops
-        # whose F-keys are media keys), so "previous" is Alt+← only.
-        Binding("alt+left", "previous_step", "Prev", id="previous-step", tooltip="Previous step"),
-        Binding("ctrl+o", "chapters", "Chapters", id="chapters", tooltip="Jump to another chapter"),
-        Binding("f8", "reset", "Reset", id="reset",
+        *_footer_bindings(),
+        Binding("f8", "reset", "Reset", id="reset", show=False,
                 tooltip="Reset the exercise to its stub (asks first; your version is backed up)"),
-        Binding("f9", "solution", "Solution", id="solution",
-                tooltip="Show the reference solution beside your code (after the last hint; asks first)"),
+        Binding("alt+shift+left", "split(-1)", "Split ◀", id="split-left", show=False,
+                tooltip="Move the split: narrower guide"),
+        Binding("alt+shift+right", "split(1)", "Split ▶", id="split-right", show=False,
+                tooltip="Move the split: wider guide"),
+        Binding("alt+down,ctrl+down", "scroll_panel(1)", "Scroll panel", id="panel-down", show=False,
+                tooltip="Scroll the results (or hints) panel down"),
+        Binding("alt+up,ctrl+up", "scroll_panel(-1)", "Scroll panel up", id="panel-up", show=False,
+                tooltip="Scroll the results (or hints) panel up"),
+        # The editor binds F7 to select-all: priority, so the panels come back from anywhere.
+        Binding("f7", "toggle_panels", "Panels", id="panels", show=False, priority=True,
+                tooltip="Show the hint and results panels again (Esc closes the top one)"),
         Binding("ctrl+s", "save", "Save", id="save", show=False,
                 tooltip="Save now (your code is also saved automatically as you type)"),
-        Binding("f1", "help", "Help", id="help", tooltip="This help"),
     ]
 
     def __init__(self, chapter: int, step_id: str | None) -> None:
@@ -72,33 +125,52 @@ class MainScreen(SavingMixin, CheckingMixin, Screen[None]):
         self._start = (chapter, step_id)
         self.chapter: Chapter | None = None
         self.step: Step | None = None
-        self._init_saving()
-        self._run_gen = 0
-        self._running = False
+        self.saver = Saver(self, lambda: self.query_one("#editor", CodeEditor),
+                           lambda: self.tutor.progress, self.error, self.refresh_status)
+        self.runs = Runs(self, lambda: self.tutor, lambda: self.query_one(ResultsPanel), self.error)
+        self._panels: list[str] = []  # open panels, most recent last (Esc closes the last)
+        self._prefs: dict[str, str | None] = {}  # ui.* progress state, cached
+        self._layout: tuple[object, ...] = ()  # what _apply_layout last applied
+        self._work_started = False
+        self._work_ready = asyncio.Event()
+        self._last_error = ("", 0.0)
 
     @property
-    def tutor(self) -> "TutorApp":
-        return cast("TutorApp", self.app)
+    def tutor(self) -> TutorHost:
+        return cast(TutorHost, self.app)
 
     # -- layout ---------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
         yield Header(show_clock=False, icon="▣")
+        yield Static(id="step-title")
         with Horizontal(id="body"):
-            with Vertical(id="left"):
-                yield StepNavigator(id="navigator")
-                yield Static(id="step-title")
+            yield StepNavigator(id="navigator")
+            with Vertical(id="guide-pane"):
                 with VerticalScroll(id="guide-scroll"):
-                    yield Markdown(id="guide")
-            with Vertical(id="right"):
-                with ContentSwitcher(id="work", initial="read-panel"):
-                    yield CodeEditor.for_code(id="editor")
-                    yield Static(READ_TEXT, id="read-panel")
-                    yield Container(id="typing-area")
-                yield HintPanel(id="hints")
-                yield ResultsPanel(id="results")
+                    yield Guide(id="guide")
+            # Filled by _ensure_work: a reading step's first paint does without the editor.
+            yield Vertical(id="work-pane")
         yield Static(id="too-small")
-        yield Footer()
+        yield Footer(compact=True, show_command_palette=False)
+
+    async def _build_work(self) -> None:
+        """Mount the editor, type-along area and panels (once). A reading step's first paint
+        does without them (they are built just after it); an exercise waits for them."""
+        if self._work_ready.is_set():
+            return
+        if not self._work_started:
+            self._work_started = True
+            switcher = ContentSwitcher(CodeEditor.for_code(id="editor", language_later=True),
+                                       Container(id="typing-area"), id="work", initial="editor")
+            await self.query_one("#work-pane").mount_all(
+                [switcher, HintPanel(id="hints"), ResultsPanel(id="results")])
+            self._work_ready.set()
+        await self._work_ready.wait()
+
+    @property
+    def _work_built(self) -> bool:
+        return self._work_ready.is_set()
 
     def on_resize(self, event: events.Resize) -> None:
         # Below this size the panes cannot show code and guide legibly: say so instead of
@@ -110,16 +182,115 @@ class MainScreen(SavingMixin, CheckingMixin, Screen[None]):
             self.query_one("#too-small", Static).update(
                 f"Terminal too small ({width}x{height}): tutor needs at least {MIN_WIDTH}x{MIN_HEIGHT}. "
                 "Enlarge the window; your work is saved.")
+        if self.step is not None:
+            self._apply_layout()
 
-    def on_mount(self) -> None:
+    def _state(self, key: str, default: str) -> str:
+        """A remembered UI choice (read once, then from memory: layout runs on every resize)."""
+        if key not in self._prefs:
+            try:
+                self._prefs[key] = self.tutor.progress.get_state(f"ui.{key}")
+            except Exception:  # a read error must not block the layout
+                self._prefs[key] = None
+        return self._prefs[key] or default
+
+    def _set_state(self, key: str, value: str) -> None:
+        self._prefs[key] = value
+        try:
+            self.tutor.progress.set_state(f"ui.{key}", value)
+        except ProgressError as exc:
+            self.error(str(exc))
+
+    def _kind(self) -> str:
+        return ("exercise" if isinstance(self.step, Exercise) else
+                "passage" if isinstance(self.step, Passage) else "read")
+
+    def _apply_layout(self) -> None:
+        """Step kind, zoom, split and navigator choice -> classes and the guide's width."""
+        kind = self._kind()
+        zoom = self._state("zoom", "split") if kind != "read" else "split"
+        nav = self._state(f"nav.{'read' if kind == 'read' else 'work'}", "1" if kind == "read" else "0")
+        # One style update for all of them (each set_class would restyle the whole screen).
+        want = {"-read": kind == "read", "-exercise": kind == "exercise", "-passage": kind == "passage",
+                "-zoom-guide": zoom == "guide", "-zoom-work": zoom == "work", "-nav": nav == "1"}
+        if any(self.has_class(name) != on for name, on in want.items()):
+            for name, on in want.items():
+                self.set_class(on, name, update=False)
+            self.update_node_styles()
+        try:
+            split = int(self._state("split", str(SPLIT_DEFAULT)))
+        except ValueError:
+            split = SPLIT_DEFAULT
+        split = max(SPLIT_MIN, min(SPLIT_MAX, split))
+        layout = (kind, zoom, nav, split, self.has_class("-tiny"), self.size)
+        if layout == self._layout:
+            return
+        self._layout = layout
+        guide = self.query_one("#guide-pane")
+        full = kind == "read" or zoom == "guide" or self.has_class("-tiny")
+        width = "1fr" if full else f"{split}%"
+        if str(guide.styles.width) != width:
+            guide.styles.width = width
+        self._fit_panels()
+
+    def _fit_panels(self) -> None:
+        """Cap the hint and results panels so the editor keeps 12 lines (8 when the terminal
+        is short), and keep the cursor line in view."""
+        if not self.is_mounted or not self._work_built:
+            return
+        height = self.size.height
+        keep = 12 if height >= 32 else 8
+        # header, step title, footer; the editor's border
+        room = max(4, height - 3 - (keep + 2))
+        hints = self.query_one(HintPanel)
+        results = self.query_one(ResultsPanel)
+        hint_cap = max(3, room // 2) if results.open else room
+        result_cap = max(3, room - (hint_cap if hints.open else 0))
+        for panel, cap in ((hints, hint_cap), (results, result_cap)):
+            if panel.styles.max_height is None or panel.styles.max_height.value != cap:
+                panel.styles.max_height = cap
+        if self._kind() == "exercise":
+            self.call_after_refresh(self._cursor_into_view)
+
+    def _cursor_into_view(self) -> None:
+        if not self._work_built:
+            return
+        editor = self.query_one("#editor", CodeEditor)
+        if editor.display:
+            editor.scroll_cursor_visible()
+
+    async def on_mount(self) -> None:
         chapter, step_id = self._start
+        if isinstance(self._resolve(chapter, step_id)[1], (Exercise, Passage)):
+            await self._build_work()  # the first screen shows the editor: build it first
         self.open_chapter(chapter, step_id)
-        self.set_interval(1.0, self._watch_disk)
+        self.set_interval(1.0, self.saver.watch_disk)
         notice = self.tutor.progress.notice
         if notice:
             self.notify(notice, severity="warning", timeout=15)
-        # Warm the runner (it imports torch in its own process) once the first frame is up.
-        self.call_after_refresh(self.tutor.warm_up)
+        # Once the first frame is up: the work pane, then warm the runner (it imports torch
+        # in its own process).
+        self.call_after_refresh(self._after_first_paint)
+
+    async def _after_first_paint(self) -> None:
+        self.tutor.warm_up()
+        await self._build_work()
+
+    # -- footer by step kind --------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action.startswith("footer_"):
+            name = action[len("footer_"):]
+            if name == "run_passage":
+                return self._kind() == "passage" and self._typed_passage() is not None
+            return self._kind() in FOOTER.get(name, ())
+        return True
+
+    def __getattr__(self, name: str) -> object:
+        # footer_<action> runs <action>: the shown twin of a binding does what the hidden does.
+        if name.startswith("action_footer_"):
+            return getattr(self, "action_" + name[len("action_footer_"):])
+        raise AttributeError(name)
 
     # -- where we are ---------------------------------------------------------------------------
 
@@ -127,15 +298,15 @@ class MainScreen(SavingMixin, CheckingMixin, Screen[None]):
     def exercise(self) -> Exercise | None:
         return self.step if isinstance(self.step, Exercise) else None
 
-    def open_chapter(self, number: int, step_id: str | None = None) -> None:
-        """Open chapter `number` at `step_id`, else where the learner was, else its start."""
+    def _resolve(self, number: int, step_id: str | None) -> tuple[Chapter, Step, bool]:
+        """Chapter `number` (or the first) and its step `step_id`, else where the learner was,
+        else its start; and whether the chapter number was unknown."""
         course = self.tutor.course
+        unknown = False
         try:
             chapter = course.chapter(number)
         except KeyError:
-            chapter = course.chapters[0]
-            self.notify(f"There is no chapter {number}; opening chapter {chapter.number}.",
-                        severity="warning")
+            chapter, unknown = course.chapters[0], True
         step: Step | None = None
         if step_id is None:
             last = self.tutor.last_position()
@@ -145,11 +316,26 @@ class MainScreen(SavingMixin, CheckingMixin, Screen[None]):
             step = next((s for s in chapter.steps if s.id == step_id), None)
         if step is None:
             step = first_step_to_do(chapter, self.tutor.snapshot())
+        return chapter, step, unknown
+
+    def open_chapter(self, number: int, step_id: str | None = None) -> None:
+        """Open chapter `number` at `step_id`, else where the learner was, else its start."""
+        chapter, step, unknown = self._resolve(number, step_id)
+        if unknown:
+            self.notify(f"There is no chapter {number}; opening chapter {chapter.number}.",
+                        severity="warning")
         self.go_to(step)
 
     def go_to(self, step: Step) -> bool:
         """Show `step` (of any chapter): save the current file first, then guide, navigator,
         work area. False when the learner must first answer a question about their file."""
+        if isinstance(step, (Exercise, Passage)) and not self._work_built:
+            async def when_built() -> None:  # only in the moment after the first paint
+                await self._build_work()
+                self.go_to(step)
+
+            self.run_worker(when_built(), group="build-work")
+            return True
         if not self.leave_exercise():
             return False
         chapter = self.tutor.course.chapter_of(step)
@@ -161,10 +347,13 @@ class MainScreen(SavingMixin, CheckingMixin, Screen[None]):
             self.tutor.progress.set_position(chapter.number, step.id)
         except ProgressError as exc:
             self.error(str(exc))
-        self.query_one("#guide", Markdown).update(step.text())
+        self.query_one("#guide", Guide).update(step.text())
         self.query_one("#guide-scroll", VerticalScroll).scroll_home(animate=False)
         self.refresh_status()
         self._show_work(step)
+        self._apply_layout()
+        self._fit_panels()
+        self.refresh_bindings()
         return True
 
     def refresh_status(self) -> None:
@@ -175,22 +364,30 @@ class MainScreen(SavingMixin, CheckingMixin, Screen[None]):
         self.query_one(StepNavigator).show(self.chapter, self.step.id, snap)
         n = self.chapter.steps.index(self.step) + 1
         status = step_status(self.step, snap)
-        self.query_one("#step-title", Static).update(
-            f"▶ {icon(status)} Step {n}/{len(self.chapter.steps)} · {self.step.title}")
+        line = f"{icon(status)} Step {n}/{len(self.chapter.steps)} · {self.step.title}"
+        if isinstance(self.step, Exercise):
+            line += f"  ·  id: {self.step.id}"
+        self.query_one("#step-title", Static).update(line)
         self.tutor.update_header(self.chapter, snap)
+        self.app.sub_title = chapter_progress_label(self.chapter, snap)
 
     def _show_work(self, step: Step) -> None:
+        self.saver.file = None
+        self._panels = []
+        if not self._work_built:  # a reading step before the work pane exists
+            self.query_one("#guide-scroll").focus()
+            return
         switcher = self.query_one("#work", ContentSwitcher)
         hints = self.query_one(HintPanel)
         results = self.query_one(ResultsPanel)
-        self._file = None
-        self.set_class(isinstance(step, Exercise), "-exercise")
-        self.remove_class("-passage-run")  # shown again once a finished passage is run
+        results.show_idle()
         if isinstance(step, Exercise):
             self._open_exercise(step)
             switcher.current = "editor"
-            self._show_hints(step, self._hints_used(step))
+            self._show_hints(step, self._hints_used(step), None)
             results.show_idle(self._idle_text(step))
+            if results.open:
+                self._panels.append("results")
             self.query_one("#editor").focus()
         elif isinstance(step, Passage):
             hints.show_hints((), 0)
@@ -198,14 +395,13 @@ class MainScreen(SavingMixin, CheckingMixin, Screen[None]):
             self._mount_passage(step)
         else:
             hints.show_hints((), 0)
-            switcher.current = "read-panel"
+            self.query_one("#typing-area", Container).remove_children()
             self.query_one("#guide-scroll").focus()
 
     def _idle_text(self, ex: Exercise) -> str:
-        text = "Ctrl+R or F5 checks your code.  Tab (outside indentation) gives a hint."
         if ex.needs.device_here(self.tutor.gpus or 0)[0] is None:
-            text += f"\nThis exercise {ex.needs.describe()}: here the check will be skipped."
-        return text
+            return f"This exercise {ex.needs.describe()}: here its check will be skipped."
+        return ""
 
     def _open_exercise(self, ex: Exercise) -> None:
         editor = self.query_one("#editor", CodeEditor)
@@ -219,11 +415,27 @@ class MainScreen(SavingMixin, CheckingMixin, Screen[None]):
             editor.read_only = True
             editor.load_text(ex.stub.read_text(encoding="utf-8"))
             return
-        kept = self.unsaved_text(ex.id)  # what the disk refused earlier this session
-        self._file = f
+        editor.ensure_language()  # before loading: setting it later resets cursor and undo
+        kept = self.saver.unsaved_text(ex.id)  # what the disk refused earlier this session
+        self.saver.file = f
         editor.read_only = False
         editor.load_text(kept if kept is not None else text)  # kept: autosave retries
-        editor.move_cursor((0, 0))
+        editor.move_cursor(self._saved_cursor(ex, editor), center=True)
+
+    def _saved_cursor(self, ex: Exercise, editor: CodeEditor) -> tuple[int, int]:
+        """Where the learner left the cursor in this exercise (clamped to the text)."""
+        row, _, col = self._state(f"cursor.{ex.id}", "0,0").partition(",")
+        try:
+            r = max(0, min(int(row), editor.document.line_count - 1))
+            return r, max(0, min(int(col or 0), len(editor.document[r])))
+        except ValueError:
+            return 0, 0
+
+    def _remember_cursor(self) -> None:
+        f = self.saver.file
+        if f is not None:
+            row, col = self.query_one("#editor", CodeEditor).cursor_location
+            self._set_state(f"cursor.{f.exercise.id}", f"{row},{col}")
 
     def _mount_passage(self, step: Passage) -> None:
         area = self.query_one("#typing-area", Container)
@@ -239,11 +451,206 @@ class MainScreen(SavingMixin, CheckingMixin, Screen[None]):
         area.mount(widget)
         self.call_after_refresh(widget.focus)
 
+    def _typed_passage(self) -> str | None:
+        """The finished type-along's text on a passage step, else None."""
+        try:
+            from tutor.ui.widgets.typealong import TypeAlong
+        except ImportError:
+            return None
+        done = [w for w in self.query(TypeAlong) if w.session.finished]
+        return done[0].typed_text if done else None
+
     def on_type_along_finished(self) -> None:
         self.refresh_status()
+        self.refresh_bindings()  # Ctrl+R runs the typed passage now
 
     def on_type_along_completed(self) -> None:
         self.refresh_status()
+
+    # -- keys that must always land somewhere ----------------------------------------------------
+
+    def on_key(self, event: events.Key) -> None:
+        """On an exercise, typing goes to the editor wherever focus is (no dialog is open when
+        the screen gets the key)."""
+        if self.exercise is None:
+            return
+        editor = self.query_one("#editor", CodeEditor)
+        if (self.exercise is not None and event.is_printable and event.character
+                and self.focused is not editor and not editor.read_only and editor.display):
+            event.stop()
+            editor.focus()
+            editor.type_text(event.character)
+        elif event.key == "escape" and self.exercise is not None and self.focused is not editor:
+            event.stop()
+            editor.focus()  # Esc from the guide or a panel: back to the code
+
+    @on(CodeEditor.EscapePressed)
+    def _escape(self) -> None:
+        """Esc in the editor closes the most recently opened panel; focus stays put."""
+        while self._panels:
+            name = self._panels.pop()
+            panel = self.query_one(HintPanel) if name == "hints" else self.query_one(ResultsPanel)
+            if panel.open:
+                panel.close()
+                self._fit_panels()
+                return
+
+    def _opened(self, name: str) -> None:
+        if name in self._panels:
+            self._panels.remove(name)
+        self._panels.append(name)
+        self._fit_panels()
+
+    def action_toggle_panels(self) -> None:
+        if not self._work_built:
+            return
+        hints, results = self.query_one(HintPanel), self.query_one(ResultsPanel)
+        if hints.open or results.open:
+            hints.close()
+            results.close()
+            self._panels = []
+        else:
+            for name, panel in (("hints", hints), ("results", results)):
+                if panel.reopen():
+                    self._panels.append(name)
+            if not self._panels:
+                self.notify("No hints or results yet: Tab on an empty line gives a hint, "
+                            "Ctrl+R checks.", timeout=4)
+        self._fit_panels()
+
+    def action_scroll_panel(self, direction: int) -> None:
+        if not self._work_built:
+            return
+        results, hints = self.query_one(ResultsPanel), self.query_one(HintPanel)
+        panel: VerticalScroll | None = results if results.open else hints if hints.open else None
+        if panel is None:
+            self.notify("No panel is open to scroll.", timeout=2)
+            return
+        step = max(1, panel.scrollable_content_region.height - 1)
+        panel.scroll_relative(y=direction * step, animate=False)
+
+    # -- the layout keys --------------------------------------------------------------------------
+
+    def action_zoom(self) -> None:
+        if self._kind() == "read":
+            self.notify("Reading steps already give the guide the whole width.", timeout=3)
+            return
+        zoom = self._state("zoom", "split")
+        nxt = ZOOMS[(ZOOMS.index(zoom) + 1) % len(ZOOMS)] if zoom in ZOOMS else "split"
+        self._set_state("zoom", nxt)
+        self._apply_layout()
+        if nxt == "guide":
+            self.query_one("#guide-scroll").focus()
+        elif self.exercise is not None:
+            self.query_one("#editor").focus()
+        words = {"split": "guide and work side by side", "guide": "the guide, full width",
+                 "work": "the work, full width"}
+        self.notify(f"Zoom: {words[nxt]} (F4 again to change).", timeout=2)
+
+    def action_split(self, direction: int) -> None:
+        if self._kind() == "read":
+            return
+        try:
+            split = int(self._state("split", str(SPLIT_DEFAULT)))
+        except ValueError:
+            split = SPLIT_DEFAULT
+        split = max(SPLIT_MIN, min(SPLIT_MAX, split + direction * SPLIT_STEP))
+        self._set_state("split", str(split))
+        if self._state("zoom", "split") != "split":
+            self._set_state("zoom", "split")
+        self._apply_layout()
+
+    def action_toggle_navigator(self) -> None:
+        key = f"nav.{'read' if self._kind() == 'read' else 'work'}"
+        shown = self.has_class("-nav")
+        self._set_state(key, "0" if shown else "1")
+        self._apply_layout()
+        if not shown:
+            self.query_one(StepNavigator).focus()
+        elif self.exercise is not None:
+            self.query_one("#editor").focus()
+
+    # -- saving (the Saver does the work) ---------------------------------------------------------
+
+    def on_text_area_changed(self, event: CodeEditor.Changed) -> None:
+        if event.text_area.id == "editor":
+            self.saver.text_changed()
+
+    def on_save_done(self, message: SaveDone) -> None:
+        self.saver.save_done(message)
+
+    def save_now(self, ask: bool = True) -> bool:
+        return self.saver.save_now(ask)
+
+    def leave_exercise(self) -> bool:
+        self._remember_cursor()
+        return self.saver.leave()
+
+    def save_for_quit(self) -> str:
+        self._remember_cursor()
+        return self.saver.save_for_quit()
+
+    def action_save(self) -> None:
+        f = self.saver.file
+        if f is not None and self.save_now():
+            self.notify(f"Saved {f.path.name}.", timeout=2)
+
+    # -- running (Runs does the work) -------------------------------------------------------------
+
+    def action_run(self) -> None:
+        if isinstance(self.step, Passage):
+            self.action_run_passage()
+            return
+        ex = self.exercise
+        if ex is None:
+            self.notify("This step has nothing to check: exercises do.", severity="warning")
+            return
+        if not self.save_now():
+            self.notify("Not checked: your code could not be saved first.", severity="error")
+            return
+        self.runs.check(ex)
+        self._opened("results")
+
+    def action_run_passage(self) -> None:
+        step = self.step
+        if not isinstance(step, Passage):
+            self.action_run()
+            return
+        typed = self._typed_passage()
+        if typed is None:
+            self.notify("Finish typing the passage first; then Ctrl+R runs what you typed.",
+                        severity="warning")
+            return
+        if self.runs.run_passage(step, typed):
+            self.add_class("-passage-run")
+            self._opened("results")
+
+    def on_run_progress(self, message: RunProgress) -> None:
+        self.runs.progress(message)
+
+    def on_run_done(self, message: RunDone) -> None:
+        step, verdict = message.exercise, message.verdict
+        if not self.runs.done(message):
+            return
+        if isinstance(step, Passage):
+            if self.step == step:
+                self.query_one(ResultsPanel).show_verdict(verdict, step.title)
+                self._fit_panels()
+            return
+        self.refresh_status()
+        if self.step != step:
+            if verdict.status != "cancelled":
+                self.notify(f"{step.title}: {verdict.status}", timeout=4)
+            return
+        self.show_verdict(step, verdict)
+
+    def show_verdict(self, ex: Exercise, verdict: Verdict) -> None:
+        last = self.chapter is not None and self.chapter.steps[-1] == ex
+        hint = "Ctrl+O picks the next chapter." if last else "Ctrl+N: next step."
+        self.query_one(ResultsPanel).show_verdict(verdict, ex.title, hint if verdict.passed else "")
+        self._opened("results")
+        if verdict.passed:
+            self.notify(f"✔ {ex.title} passed. {hint}", title="Well done!", timeout=6)
 
     # -- hints and the solution -----------------------------------------------------------------
 
@@ -253,8 +660,20 @@ class MainScreen(SavingMixin, CheckingMixin, Screen[None]):
         except Exception:  # a read error must not block the exercise
             return 0
 
+    def _passed(self, ex: Exercise) -> bool:
+        try:
+            return self.tutor.progress.exercise(ex.id).status == "passed"
+        except Exception:
+            return False
+
     @on(CodeEditor.HintRequested)
+    def _hint_from_editor(self, message: CodeEditor.HintRequested) -> None:
+        self._next_hint(message.row)
+
     def action_hint(self) -> None:
+        self._next_hint(None)
+
+    def _next_hint(self, row: int | None) -> None:
         ex = self.exercise
         if ex is None:
             return
@@ -267,31 +686,43 @@ class MainScreen(SavingMixin, CheckingMixin, Screen[None]):
         except ProgressError as exc:
             self.error(str(exc))
             used += 1  # show it anyway; it just isn't recorded
-        self._show_hints(ex, used)
+        self._show_hints(ex, used, row)
         self.refresh_status()
 
-    def _show_hints(self, ex: Exercise, revealed: int) -> None:
-        self.query_one(HintPanel).show_hints(ex.hints, revealed)
+    def _show_hints(self, ex: Exercise, revealed: int, row: int | None) -> None:
+        """The revealed hints; the newest one's code shows as ghost text on `row` (the empty
+        line where the learner asked), nowhere else."""
+        panel = self.query_one(HintPanel)
+        panel.show_hints(ex.hints, revealed)
         latest = ex.hints[revealed - 1] if revealed else ""
-        self.query_one("#editor", CodeEditor).set_ghost(code_suggestion(latest))
+        self.query_one("#editor", CodeEditor).set_ghost(code_suggestion(latest), row)
+        if panel.open:
+            self._opened("hints")
 
     def action_solution(self) -> None:
         ex = self.exercise
         if ex is None:
             self.notify("Only exercises have a reference solution.", severity="warning")
             return
+        if self._passed(ex):  # passed: compare freely, no hints to spend first
+            self._show_solution(ex)
+            return
         left = len(ex.hints) - self._hints_used(ex)
         if left > 0:
-            self.notify(f"Try the hints first: Tab reveals the next ({left} left).", severity="warning")
+            self.notify(f"Try the hints first: Tab on an empty line reveals the next ({left} left).",
+                        severity="warning")
             return
         self._offer_solution(ex)
 
+    def _show_solution(self, ex: Exercise) -> None:
+        self.save_now()
+        mine = self.query_one("#editor", CodeEditor).text
+        self.app.push_screen(SolutionScreen(ex.title, mine, ex.solution.read_text(encoding="utf-8")))
+
     def _offer_solution(self, ex: Exercise) -> None:
         def answered(yes: bool | None) -> None:
-            if yes:
-                self.save_now()
-                mine = self.query_one("#editor", CodeEditor).text
-                self.app.push_screen(SolutionScreen(ex.title, mine, ex.solution.read_text(encoding="utf-8")))
+            if yes and self.exercise == ex:
+                self._show_solution(ex)
 
         self.app.push_screen(ConfirmScreen(
             f"That was the last of {len(ex.hints)} hints.\nReveal the reference solution "
@@ -318,6 +749,7 @@ class MainScreen(SavingMixin, CheckingMixin, Screen[None]):
                 return
             self._open_exercise(ex)
             self.query_one(ResultsPanel).show_idle(self._idle_text(ex))
+            self._fit_panels()
             where = f" Your version was saved as {backup.name}." if backup else ""
             self.notify(f"{ex.title} was reset to the starting code.{where}")
 
@@ -367,15 +799,16 @@ class MainScreen(SavingMixin, CheckingMixin, Screen[None]):
         self.app.push_screen(ChapterPicker(self.tutor.course, self.chapter.number,
                                            self.tutor.snapshot()), chosen)
 
-    def action_save(self) -> None:
-        if self._file is None:
-            return
-        if self.save_now():
-            self.notify(f"Saved {self._file.path.name}.", timeout=2)
-
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen(self.tutor.all_bindings()))
 
     def on_screen_resume(self) -> None:
         self.refresh_status()
 
+    def error(self, message: str) -> None:
+        """One line, never a traceback; the same message at most every 10 s (autosave retries)."""
+        now = time.monotonic()
+        if self._last_error[0] == message and now - self._last_error[1] < 10:
+            return
+        self._last_error = (message, now)
+        self.notify(message.splitlines()[0] if message else "error", severity="error", timeout=8)

@@ -1,12 +1,15 @@
-"""The code editor: a TextArea with auto-indent, and Tab that means "hint" unless indenting.
+"""The code editor: a TextArea with auto-indent, soft wrap, and Tab that helps a stuck learner.
 
-Tab choice (documented in the help screen): Tab inserts indentation when the cursor sits in
-the leading whitespace of a line (or several lines are selected), because that is where a
-Python programmer expects Tab to indent; anywhere else Tab asks for the next hint.
-Shift+Tab always removes one level of indentation from the current or selected lines.
+Tab (documented in the help screen):
+- on an empty or whitespace-only line (where a stuck learner's cursor sits) it asks for the
+  next hint; when that hint's one-line code suggestion is showing there as dim ghost text, Tab
+  inserts it (the only key that does: → just moves the cursor);
+- with several lines selected, or with the cursor in a code line's leading whitespace, it
+  indents; anywhere else in a line of code it asks for the next hint.
+Shift+Tab removes one level of indentation; Enter keeps the indentation (one more after `:`).
 
-Ghost text: when the latest hint holds a one-line code suggestion (`like this`), it shows dim
-on empty lines; Right arrow (→) at the end of such a line accepts it.
+Esc never moves focus out of the editor (vim users press it by reflex): it posts
+`EscapePressed` and the screen closes its top panel.
 """
 
 from __future__ import annotations
@@ -28,30 +31,63 @@ class CodeEditor(TextArea):
     LANGUAGE: ClassVar[str | None] = "python"
 
     BINDINGS = [
-        Binding("tab", "tab_key", "Hint", id="hint", tooltip="Next hint (indents in leading whitespace)"),
-        Binding("shift+tab", "dedent", "Dedent", id="dedent", show=False),
+        Binding("tab", "tab_key", "Hint", id="hint",
+                tooltip="Next hint on an empty line (or in a line of code); indents in leading "
+                        "whitespace or a selection; inserts a shown suggestion"),
+        Binding("shift+tab", "dedent", "Dedent", id="dedent", show=False,
+                tooltip="Remove one level of indentation"),
+        Binding("ctrl+a", "select_all", "Select all", id="select-all", show=False,
+                tooltip="Select all the text (Home goes to the line start)"),
+        Binding("f3", "toggle_wrap", "Wrap", id="wrap", show=False,
+                tooltip="Soft-wrap long lines on/off"),
     ]
 
     class HintRequested(Message):
-        """Tab outside leading whitespace: the screen reveals the next hint."""
+        """Tab on an empty line or in code: the screen reveals the next hint."""
 
-    ghost = ""  # the latest hint's code suggestion, shown on empty lines
+        def __init__(self, row: int) -> None:
+            super().__init__()
+            self.row = row  # where the learner is stuck: the hint's ghost text shows there
 
-    def set_ghost(self, code: str | None) -> None:
+    class EscapePressed(Message):
+        """Esc in the editor: the screen closes its top panel; focus stays here."""
+
+    ghost = ""  # the latest hint's code suggestion
+    ghost_row: int | None = None  # the empty line where it applies (where Tab asked for it)
+
+    def set_ghost(self, code: str | None, row: int | None) -> None:
         self.ghost = code if code and "\n" not in code else ""
+        self.ghost_row = row if self.ghost else None
         self.update_suggestion()
 
     def update_suggestion(self) -> None:
-        """TextArea's hook after edits; we also call it when the cursor moves."""
+        """TextArea's hook after edits; we also call it when the cursor moves. The ghost shows
+        only on its own empty line, with the cursor at its end and nothing selected."""
         row, col = self.cursor_location
         line = self.document[row] if row < self.document.line_count else ""
-        show = bool(self.ghost) and not line.strip() and col == len(line) and self.selection.is_empty
+        show = (bool(self.ghost) and row == self.ghost_row and not line.strip()
+                and col == len(line) and self.selection.is_empty)
         self.suggestion = self.ghost if show else ""
 
     def watch_selection(self) -> None:
         self.update_suggestion()
+        if not self.soft_wrap:
+            self.call_after_refresh(self._unscroll_sideways)
 
-    # -- highlighting near the viewport --------------------------------------------------------
+    def _unscroll_sideways(self) -> None:
+        """Never stay scrolled sideways once the cursor's line fits in the view."""
+        row = self.cursor_location[0]
+        if row < self.document.line_count and self.scroll_x:
+            width = self.content_size.width - self.gutter_width - 1
+            if len(self.document[row].expandtabs(self.indent_width)) < width:
+                self.scroll_to(x=0, animate=False)
+
+    def action_toggle_wrap(self) -> None:
+        self.soft_wrap = not self.soft_wrap
+        self.scroll_cursor_visible()
+        self.notify("Long lines wrap." if self.soft_wrap else "Long lines scroll sideways.", timeout=2)
+
+# -- highlighting near the viewport --------------------------------------------------------
     # TextArea re-queries the syntax tree of the whole file after every edit: ~10 ms for 300
     # lines on a small CPU, most of a frame per keystroke. Querying only the rows within half a
     # screen above and below the viewport keeps typing well under 16 ms; scrolling out of that
@@ -90,21 +126,42 @@ class CodeEditor(TextArea):
             self.refresh()
 
     def action_cursor_right(self, select: bool = False) -> None:
-        if self.suggestion:
-            self.ghost = ""  # accepted: show it no more
+        """→ only moves: TextArea would insert a showing suggestion (only Tab accepts it)."""
+        shown, self.suggestion = self.suggestion, ""
         super().action_cursor_right(select)
+        if shown:
+            self.update_suggestion()
+
+    _pending_language: str | None = None
 
     @classmethod
-    def for_code(cls, text: str = "", *, read_only: bool = False, id: str | None = None) -> "CodeEditor":
+    def for_code(cls, text: str = "", *, read_only: bool = False, id: str | None = None,
+                 language_later: bool = False) -> "CodeEditor":
+        """A code editor with line numbers and soft wrap. `language_later`: start without
+        syntax highlighting (loading the tree-sitter grammar costs ~50 ms) until
+        `ensure_language()`, so a first screen that shows no code paints sooner."""
         # TextArea.code_editor builds `cls(...)`, so this is a CodeEditor with line numbers.
-        editor = cls.code_editor(text, language=cls.LANGUAGE, read_only=read_only, id=id)
+        language = None if language_later else cls.LANGUAGE
+        editor = cls.code_editor(text, language=language, read_only=read_only, id=id, soft_wrap=True)
         assert isinstance(editor, CodeEditor)
+        if language_later:
+            editor._pending_language = cls.LANGUAGE
         return editor
 
+    def ensure_language(self) -> None:
+        """Turn on the highlighting that `for_code(language_later=True)` held back."""
+        if self._pending_language is not None and self.language is None:
+            language, self._pending_language = self._pending_language, None
+            self.language = language
+
     async def _on_key(self, event: events.Key) -> None:
-        if self.read_only:
+        if event.key == "escape":
+            event.stop()
+            event.prevent_default()  # TextArea would move focus to the next widget
+            self.post_message(self.EscapePressed())
+        elif self.read_only:
             return
-        if event.key == "tab":
+        elif event.key == "tab":
             event.stop()
             event.prevent_default()  # skip TextArea's own tab insert
             self.action_tab_key()
@@ -122,12 +179,18 @@ class CodeEditor(TextArea):
 
     def action_tab_key(self) -> None:
         start, end = self.selection
-        if start[0] != end[0]:
+        row = self.cursor_location[0]
+        if self.suggestion:  # the ghost text on this line: take it
+            self.ghost, self.ghost_row = "", None
+            self._insert(self.suggestion)
+        elif start[0] != end[0]:
             self._indent_rows(*sorted((start[0], end[0])))
+        elif not self.document[row].strip():
+            self.post_message(self.HintRequested(row))  # an empty line: the learner is stuck
         elif self.in_leading_whitespace():
             self._insert(" " * self._find_columns_to_next_tab_stop())
         else:
-            self.post_message(self.HintRequested())
+            self.post_message(self.HintRequested(row))
 
     def action_dedent(self) -> None:
         if self.read_only:
@@ -142,6 +205,11 @@ class CodeEditor(TextArea):
                 self.delete((row, 0), (row, n))
 
     # -- helpers --------------------------------------------------------------------------------
+
+    def type_text(self, text: str) -> None:
+        """As if typed: replaces the selection and moves the cursor (a key that arrived while
+        focus was elsewhere)."""
+        self._insert(text)
 
     def _insert(self, text: str) -> None:
         start, end = self.selection

@@ -7,7 +7,6 @@ import re
 from rich.console import Group
 from rich.markdown import Markdown as RichMarkdown
 from rich.text import Text
-from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
@@ -24,10 +23,24 @@ def code_suggestion(hint: str) -> str | None:
 
 
 class HintPanel(VerticalScroll):
-    """Hidden until the first hint; then "Hint i/n" for each revealed one (scrolls if long)."""
+    """Hidden until the first hint; then "Hint i/n" for each revealed one (scrolls if long).
+    Esc closes it (-closed); the next hint opens it again."""
 
-    def compose(self) -> ComposeResult:
-        yield Static(id="hints-text")
+    def __init__(self, *, id: str | None = None) -> None:
+        # The child is built here, not in compose(): the screen uses it right after mounting.
+        super().__init__(Static(id="hints-text"), id=id)
+        self.border_title = "Hints"
+
+    @property
+    def open(self) -> bool:
+        return self.has_class("-visible") and not self.has_class("-closed")
+
+    def close(self) -> None:
+        self.add_class("-closed")
+
+    def reopen(self) -> bool:
+        self.remove_class("-closed")
+        return self.has_class("-visible")
 
     def show_hints(self, hints: tuple[str, ...], revealed: int) -> None:
         if revealed <= 0:
@@ -40,12 +53,15 @@ class HintPanel(VerticalScroll):
             parts.append(Text(f"Hint {i}/{len(hints)}", style="bold" if newest else "dim bold"))
             parts.append(RichMarkdown(hint, style="" if newest else "dim"))
         if revealed >= len(hints):
-            more = "No more hints: Tab again offers the reference solution."
+            more = "No more hints: Tab again offers the reference solution (F9)."
         else:
-            more = "Tab (outside indentation) for the next hint."
+            more = "Tab on an empty line gives the next hint."
         if code_suggestion(hints[revealed - 1]):
-            more += "  On an empty line, → accepts the suggested code."
+            more += " Its code shows dim on the line where you asked: Tab there inserts it."
+        more += " Esc closes this panel."
         parts.append(Text(more, style="italic dim"))
         self.query_one("#hints-text", Static).update(Group(*parts))
         self.add_class("-visible")
+        self.remove_class("-closed")
+        self.border_title = f"Hints {revealed}/{len(hints)}"
         self.scroll_end(animate=False)

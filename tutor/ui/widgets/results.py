@@ -1,19 +1,28 @@
-"""The results panel: progress while a check runs, then the verdict with figures and output."""
+"""The results panel: progress while a check runs, then the verdict with figures and output.
+
+Learner text (the reason, details, output, tracebacks) goes through `tutor.textsafe.clean`
+and is shown as plain rich `Text`, never parsed as markup. A memory figure with a timeline is
+drawn by `tutor.ui.widgets.memory_plot.MemoryPlot` when that module is present (see
+`timeline_widget`); without it the panel shows the numbers only.
+"""
 
 from __future__ import annotations
 
 import time
 
+from typing import Any
+
 from rich.console import Group, RenderableType
 from rich.text import Text
-from textual.app import ComposeResult
-from textual.containers import Horizontal, VerticalScroll
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.timer import Timer
+from textual.widget import Widget
 from textual.widgets import LoadingIndicator, Static
 
 from tutor.runner.protocol import (CANCELLED, CRASHED, ERROR, FAILED, PASSED, SKIPPED, TIMEOUT,
                                    Event, Verdict)
-from tutor.ui.figures import figures_view
+from tutor.textsafe import clean
+from tutor.ui.figures import figures_view, is_memory
 
 OUTPUT_LINES = 40  # the tail of the program's output that the panel shows
 
@@ -32,14 +41,14 @@ def verdict_body(verdict: Verdict) -> RenderableType:
     """Reason, details, figures and the program's output, as one Rich renderable."""
     parts: list[RenderableType] = []
     if verdict.reason:
-        parts.append(Text(verdict.reason, style="bold" if not verdict.passed else ""))
+        parts.append(Text(clean(verdict.reason), style="bold" if not verdict.passed else ""))
     for line in verdict.details:
-        parts.append(Text("  " + line))
+        parts.append(Text("  " + clean(line)))
     figures = figures_view(verdict.figures)
     if figures is not None:
         parts.append(Text(""))
         parts.append(figures)
-    output = verdict.output.rstrip()
+    output = clean(verdict.output).rstrip()
     if output:
         lines = output.splitlines()
         shown = lines[-OUTPUT_LINES:]
@@ -52,35 +61,67 @@ def verdict_body(verdict: Verdict) -> RenderableType:
     return Group(*parts)
 
 
+def timeline_widget(label: str, figure: dict[str, Any]) -> Widget | None:
+    """The hook for a memory figure's timeline ({"learner": [[t_s, bytes], ...], "reference":
+    [...]}): `MemoryPlot(label, figure)` from tutor/ui/widgets/memory_plot.py, if it exists."""
+    if not isinstance(figure.get("timeline"), dict):
+        return None
+    try:
+        from tutor.ui.widgets.memory_plot import MemoryPlot  # type: ignore[import-not-found]
+    except ImportError:
+        return None
+    widget: Widget = MemoryPlot(label, figure)
+    return widget
+
+
 class ResultsPanel(VerticalScroll):
-    """Idle hint, running phase with elapsed time, or the last verdict."""
+    """Running phase with elapsed time, or the last verdict; or a note before any run.
+    Hidden while it has nothing to say (-empty) and after Esc closed it (-closed)."""
 
     def __init__(self, *, id: str | None = None) -> None:
-        super().__init__(id=id)
+        # Children built here, not in compose(): the screen mounts this panel and uses it in
+        # the same call, before a compose() would have run.
+        super().__init__(
+            Static(id="results-banner"),
+            Horizontal(LoadingIndicator(id="results-spinner"), Static(id="results-phase"),
+                       id="results-running"),
+            Static(id="results-body"),
+            Vertical(id="results-plots"),
+            id=id)
+        self.border_title = "Results"
         self._started = 0.0
         self._phase = ""
         self._live: list[str] = []
         self._ticker: Timer | None = None
         self.verdict: Verdict | None = None
 
-    def compose(self) -> ComposeResult:
-        yield Static(id="results-banner")
-        with Horizontal(id="results-running"):
-            yield LoadingIndicator(id="results-spinner")
-            yield Static(id="results-phase")
-        yield Static(id="results-body")
-
     # -- states ---------------------------------------------------------------------------------
 
     def _state(self, state: str) -> None:
         for s in ("idle", "running", "passed", "failed"):
             self.set_class(s == state, f"-{s}")
+        self.remove_class("-closed")
+        self.remove_children("#results-plots > *")
 
-    def show_idle(self, message: str) -> None:
+    @property
+    def open(self) -> bool:
+        return not (self.has_class("-empty") or self.has_class("-closed"))
+
+    def close(self) -> None:
+        self.add_class("-closed")
+
+    def reopen(self) -> bool:
+        """Show the panel again after Esc; False when it has nothing to show."""
+        self.remove_class("-closed")
+        return not self.has_class("-empty")
+
+    def show_idle(self, message: str = "") -> None:
+        """Before any run: a note (e.g. this machine will skip the check), or nothing."""
         self._stop_ticker()
         self.verdict = None
         self._state("idle")
-        self.query_one("#results-banner", Static).update(message)
+        self.set_class(not message, "-empty")
+        self.query_one("#results-banner", Static).update(Text(message))
         self.query_one("#results-body", Static).update("")
 
     def start(self, title: str) -> None:
@@ -90,7 +131,8 @@ class ResultsPanel(VerticalScroll):
         self._phase = "starting the runner"
         self._live = []
         self._state("running")
-        self.query_one("#results-banner", Static).update(f"Checking {title}…")
+        self.remove_class("-empty")
+        self.query_one("#results-banner", Static).update(Text(f"Checking {title}…"))
         self.query_one("#results-body", Static).update("")
         self._stop_ticker()
         self._ticker = self.set_interval(0.25, self._tick)
@@ -101,7 +143,7 @@ class ResultsPanel(VerticalScroll):
         if event.kind == "phase" and event.text:
             self._phase = event.text
         elif event.kind == "output" and event.text:
-            self._live = (self._live + event.text.splitlines())[-8:]
+            self._live = (self._live + clean(event.text).splitlines())[-8:]
             self.query_one("#results-body", Static).update(Text("\n".join(self._live), style="dim"))
         self._tick()
 
@@ -118,13 +160,18 @@ class ResultsPanel(VerticalScroll):
         self._stop_ticker()
         self.verdict = verdict
         self._state("passed" if verdict.passed else "failed")
+        self.remove_class("-empty")
         headline = f"{_HEADLINES.get(verdict.status, verdict.status.upper())}  {title}"
         if verdict.duration_s:
             headline += f"  ·  {verdict.duration_s:.1f} s"
         if verdict.passed:
             headline += "  ·  well done!" + (f"  {next_hint}" if next_hint else "")
-        self.query_one("#results-banner", Static).update(headline)
+        self.query_one("#results-banner", Static).update(Text(headline))
         self.query_one("#results-body", Static).update(verdict_body(verdict))
+        plots = [w for name, value in verdict.figures.items() if is_memory(value)
+                 if (w := timeline_widget(name.replace("_", " "), value)) is not None]
+        if plots:
+            self.query_one("#results-plots", Vertical).mount_all(plots)
         self.scroll_home(animate=False)
 
     @property
