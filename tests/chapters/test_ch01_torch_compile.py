@@ -110,6 +110,22 @@ def test_graph_breaks_swapped_branches_fail(mutant):
     assert_fails(v, "relu branch")
 
 
+def test_graph_breaks_per_sample_branch_fails(mutant):
+    # Issue 20: inputs where every sample had the batch mean's sign let this pass.
+    v = mutant("compile-graph-breaks", "torch.where(h.mean() > 0,", "torch.where(h.mean(dim=-1, keepdim=True) > 0,")
+    assert_fails(v, "some samples' own means are on the other side")
+
+
+def test_graph_breaks_normalising_by_the_signed_max_fails(mutant):
+    v = mutant("compile-graph-breaks", "h = h / h.abs().amax()", "h = h / h.amax()")
+    assert_fails(v, "output when the mean of the hidden features is")
+
+
+def test_graph_breaks_torch_cond_passes(variant):
+    variant("compile-graph-breaks", "h = torch.where(h.mean() > 0, torch.relu(h), torch.tanh(h))",
+            "h = torch.cond(h.mean() > 0, torch.relu, torch.tanh, (h,))")
+
+
 # -- dynamic shapes ---------------------------------------------------------------------------
 
 def test_dynamic_shapes_solution_passes(solution_verdict):
