@@ -267,6 +267,8 @@ def test_keys_hint_solution_list_and_moving(home, course):
             await pilot.press("l")
             await wait_for(pilot, lambda: isinstance(app.screen, ExercisePicker), what="the list")
             chooser = app.screen.query_one(OptionList)
+            assert chooser.highlighted_option is not None
+            assert chooser.highlighted_option.id == "sigmoid"  # opens on the current exercise
             chooser.highlighted = next(i for i in range(chooser.option_count)
                                        if chooser.get_option_at_index(i).id == "cpp-relu")
             await pilot.press("enter")

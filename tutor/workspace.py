@@ -30,7 +30,13 @@ def editor_config() -> dict[str, dict[str, Any]]:
     """The editor files for this interpreter, by path relative to the workspace root."""
     python = sys.executable
     site_dirs = sorted({sysconfig.get_paths()[k] for k in ("purelib", "platlib")})
-    pyright: dict[str, Any] = {"pythonVersion": f"{sys.version_info.major}.{sys.version_info.minor}"}
+    # "standard" is Pyright's default (basedpyright's own would flag every untyped `ctx`). Every
+    # autograd.Function's forward/backward "overrides incompatibly" in torch's stubs, and a
+    # load_inline module's functions are unknown until it is built: noise while learning.
+    pyright: dict[str, Any] = {"pythonVersion": f"{sys.version_info.major}.{sys.version_info.minor}",
+                               "typeCheckingMode": "standard",
+                               "reportIncompatibleMethodOverride": "none",
+                               "reportAttributeAccessIssue": "warning"}
     if sys.prefix != sys.base_prefix:  # a virtualenv: point Pyright at it by name
         prefix = Path(sys.prefix)
         pyright.update(venvPath=str(prefix.parent), venv=prefix.name)
