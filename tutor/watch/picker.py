@@ -43,8 +43,8 @@ class ExercisePicker(ModalScreen[str | None]):
                     self._highlight = sum(1 for o in options if o is not None)
                 options.append(Option(prompt, id=ex.id))
         with Vertical(classes="dialog", id="watch-list-dialog"):
-            yield Static("Go to an exercise  (Enter: go, Esc: close)   ✔ passed  ◐ started  "
-                         "○ new  ⚡ needs a GPU", classes="dialog-title")
+            yield Static("Go to an exercise (Enter go, Esc close)  ✔ passed ◐ started ○ new "
+                         "⚡ needs a GPU", classes="dialog-title")
             yield OptionList(*options, id="watch-list")
 
     def on_mount(self) -> None:
