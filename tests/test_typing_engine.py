@@ -196,6 +196,29 @@ def test_backspace_removes_an_extra_character() -> None:
     assert s.finished and s.typed_text == "ab\nc"
 
 
+def test_left_out_letter_costs_one_error_not_the_word() -> None:
+    s = TypingSession("def forward(ctx, x):")
+    type_text(s, "def forwr")
+    assert s.status_at(8) == INCORRECT  # "r" where "a" belongs: a slip, for now
+    type_text(s, "d")  # "rd" is what follows the "a": it was left out
+    assert [s.status_at(p) for p in range(7, 11)] == [CORRECT, MISSED, CORRECT, CORRECT]
+    assert s.errors == 1 and s.uncorrected_errors == 1 and s.stats().missed == 1
+    s.backspace()  # undoes the "d" and the re-reading
+    assert s.caret == 9 and s.status_at(8) == INCORRECT and s.stats().missed == 0
+    s.backspace()
+    assert s.caret == 8 and s.uncorrected_errors == 0
+    type_text(s, "rd(ctx, x):")  # the same slip again, typed through to the end
+    assert s.finished and s.typed_text == "def forwrd(ctx, x):"
+    assert s.errors == 2 and s.uncorrected_errors == 1
+
+
+def test_transposed_letters_stay_two_substitutions() -> None:
+    s = TypingSession("return x")
+    type_text(s, "retrun x")
+    assert s.finished and s.errors == 2 and s.stats().missed == 0
+    assert [s.status_at(p) for p in (3, 4)] == [INCORRECT, INCORRECT]
+
+
 def test_tab_hint_inserts_next_word_and_counts() -> None:
     s = TypingSession("x = torch.zeros(3)\nif x:\n    y")
     s.hint()

@@ -14,8 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tutor.course import Passage, load_course
-from tutor.typing_engine import (AUTO, CARET, CORRECT, EXTRA, TypingSession, format_accuracy,
-                                 normalize)
+from tutor.typing_engine import (AUTO, CARET, CORRECT, EXTRA, MISSED, TypingSession,
+                                 format_accuracy, normalize)
 
 PASSAGES: list[Passage] = [s for s in load_course().steps() if isinstance(s, Passage)]
 BACKSPACE = "\b"
@@ -126,11 +126,51 @@ def test_a_dropped_character_costs_at_most_its_word(passage: Passage) -> None:
     assert s.errors <= len(typed)
 
 
+@pytest.mark.parametrize("passage", PASSAGES, ids=lambda p: p.key)
+def test_a_left_out_letter_is_one_error_and_one_missed_character(passage: Passage) -> None:
+    code = normalize(passage.code())
+    drops = []
+    for line in re.finditer(r"[^\n]+", code):  # per line, the first word it is unambiguous in
+        for m in re.finditer(r"\S{4,}", line.group()):
+            w = m.group()
+            if w[1] != w[2] and w[2] != w[3]:
+                drops.append(line.start() + m.start() + 1)
+                break
+    assert drops
+    s = TypingSession(code)
+    replay(s, "".join(ch for p, ch in enumerate(code) if p not in drops) + "\n")
+    assert s.finished
+    assert [p for p, status in enumerate(statuses(s)) if status != CORRECT and status != AUTO] == drops
+    assert {s.status_at(p) for p in drops} == {MISSED}
+    assert s.errors == s.uncorrected_errors == s.stats().missed == len(drops)
+
+
 # -- figures that cannot contradict ---------------------------------------------------------
 
-TARGETS = st.lists(st.sampled_from(["ab", "c", "(x)", "  ", "    ", "d  e", ""]), min_size=1,
-                   max_size=8).map("\n".join)
+TARGETS = st.lists(st.sampled_from(["ab", "c", "(x)", "abcd", "  ", "    ", "d  e", "x = (a)  # b",
+                                     ""]), min_size=1, max_size=8).map("\n".join)
 KEYS = st.lists(st.sampled_from(list("abcde()x :\n\t") + [BACKSPACE] * 3), max_size=120)
+
+
+@st.composite
+def noisy_typing(draw: st.DrawFn) -> tuple[str, list[str]]:
+    """A target and a person typing it with slips: most characters typed, some left out,
+    replaced, doubled, or fixed with Backspace; stray spaces and Enters."""
+    target = normalize(draw(TARGETS))
+    keys: list[str] = []
+    for ch in target:
+        action = draw(st.sampled_from(["type"] * 6 + ["drop", "wrong", "extra", "fix", "stray"]))
+        if action == "type":
+            keys.append(ch)
+        elif action == "wrong":
+            keys.append(draw(st.sampled_from("abx(")))
+        elif action == "extra":
+            keys += [ch, draw(st.sampled_from("abx)"))]
+        elif action == "fix":
+            keys += [draw(st.sampled_from("abx")), BACKSPACE, ch]
+        elif action == "stray":
+            keys += [draw(st.sampled_from([" ", "\n", "\t"])), ch]
+    return target, keys + ["\n"]
 
 
 def check_invariants(s: TypingSession) -> None:
@@ -167,9 +207,22 @@ def test_random_keystrokes_keep_the_figures_consistent(target: str, keys: list[s
         check_invariants(s)
 
 
-@settings(max_examples=200, deadline=None)
-@given(target=TARGETS, keys=KEYS)
-def test_backspace_undoes_exactly_one_keystroke(target: str, keys: list[str]) -> None:
+@settings(max_examples=300, deadline=None)
+@given(typing=noisy_typing())
+def test_noisy_typing_keeps_the_figures_consistent(typing: tuple[str, list[str]]) -> None:
+    target, keys = typing
+    clock = FakeClock()
+    s = TypingSession(target, clock=clock)
+    check_invariants(s)
+    for key in keys:
+        replay(s, key, clock, step=0.2)
+        check_invariants(s)
+
+
+@settings(max_examples=300, deadline=None)
+@given(typing=st.one_of(noisy_typing(), st.tuples(TARGETS, KEYS)))
+def test_backspace_undoes_exactly_one_keystroke(typing: tuple[str, list[str]]) -> None:
+    target, keys = typing
     s = TypingSession(target)
     for key in keys:
         if s.finished:

@@ -15,9 +15,12 @@ target position before it has a status:
   typed inside a line skips the rest of the line (monkeytype resynchronises the same way, so
   one slip costs at most one word and never shifts the rest of the passage).
 
-A non-space character typed where the target has a space or the end of a line is an
-``extra`` character: shown in red before the caret, kept in the typed code, and it does not
-move the caret (so the next word still lines up). Positions from the caret on are ``pending``.
+Two wrong characters in a row that are exactly the next two target characters mean one was
+left out ("forwrd"): the key before is re-read one position on, so the slip is one error and
+one missed character. A non-space character typed where the target has a space or the end of
+a line is an ``extra`` character: shown in red before the caret, kept in the typed code, and
+it does not move the caret (so the next word still lines up). Positions from the caret on are
+``pending``.
 
 Lenient where code typists are lenient: these keys are *absorbed* (ignored, not keystrokes):
 Enter on a line where nothing has been typed yet (a blank line, already filled in), spaces
@@ -66,6 +69,8 @@ EXTRA = "extra"
 PENDING = "pending"
 CARET = "caret"
 
+_RESYNC = "resync"  # a group that re-read the key before it (see `_left_out_one`)
+
 Run = tuple[str, str]  # (text, status): a stretch of one line with one status
 
 # The next "word" for a hint: leading spaces, the rest of a token, then the spaces after it
@@ -76,26 +81,27 @@ _WORD = re.compile(r" *[^\s]* *")
 # The type-along section of the F1 help: what the engine does and what the figures mean (the
 # definitions above, in the learner's words).
 HELP = [
-    "Indentation and blank lines are filled in for you: after Enter at the end of a line you "
-    "go on at the next line's code. Typing the indentation yourself or pressing Enter on a "
-    "blank line is fine too (those keys are ignored), and a run of spaces inside a line, such "
-    "as before an aligned comment, can be typed as one space.",
-    "Tab types the next word for you (counted as a hint). Backspace undoes your last key. "
-    "Ctrl+T starts over.",
-    "A wrong character is red at its own place only. A space inside a word skips the rest of "
-    "the word and Enter inside a line skips the rest of the line: the skipped characters are "
-    "struck through (missed) and everything after stays lined up. A character typed past the "
-    "end of a word or line shows in red as an extra.",
-    "Keystrokes: keys that typed into the passage (ignored keys, Backspace and Tab are not). "
-    "Errors: keystrokes that did not match (a wrong or extra character, a space or Enter that "
-    "skipped something), each counted once even after you fix it; uncorrected: those still in "
-    "your code.",
-    "Accuracy = (keystrokes − errors) ÷ keystrokes, rounded down, so it reads 100% only with "
-    "0 errors. Raw WPM = keystrokes ÷ 5 per minute. WPM = correctly typed characters ÷ 5 per "
-    "minute, less one word per uncorrected error. The clock runs from your first key to the "
-    "last.",
-    "When you finish: your first attempts as numbers, from the third on a sparkline of WPM and "
-    "accuracy over your attempts. `tutor stats` sums them up per chapter.",
+    ("Indentation and blank lines are filled in for you: after Enter at the end of a line you "
+     "go on at the next line's code. Typing the indentation yourself or pressing Enter on a "
+     "blank line is fine too (those keys are ignored), and a run of spaces inside a line, such "
+     "as before an aligned comment, can be typed as one space."),
+    ("Tab types the next word for you (counted as a hint). Backspace undoes your last key. "
+     "Ctrl+T starts over."),
+    ("A wrong character is red at its own place only, and a letter left out shows struck "
+     "through (missed) as one error. A space inside a word skips the rest of "
+     "the word and Enter inside a line skips the rest of the line: the skipped characters are "
+     "struck through (missed) and everything after stays lined up. A character typed past the "
+     "end of a word or line shows in red as an extra."),
+    ("Keystrokes: keys that typed into the passage (ignored keys, Backspace and Tab are not). "
+     "Errors: keystrokes that did not match (a wrong or extra character, a space or Enter that "
+     "skipped something), each counted once even after you fix it; uncorrected: those still in "
+     "your code."),
+    ("Accuracy = (keystrokes − errors) ÷ keystrokes, rounded down, so it reads 100% only with "
+     "0 errors. Raw WPM = keystrokes ÷ 5 per minute. WPM = correctly typed characters ÷ 5 per "
+     "minute, less one word per uncorrected error. The clock runs from your first key to the "
+     "last."),
+    ("When you finish: your first attempts as numbers, from the third on a sparkline of WPM and "
+     "accuracy over your attempts. `tutor stats` sums them up per chapter."),
 ]
 
 
@@ -283,6 +289,8 @@ class TypingSession:
         elif expected in " \n":  # an extra character at the end of a word or line
             self._begin(errors=1, kind=EXTRA)
             self._extra.setdefault(pos, []).append(ch)
+        elif ch != expected and self._left_out_one(ch):
+            pass
         else:
             self._begin(errors=int(ch != expected))
             self._push(ch, CORRECT if ch == expected else INCORRECT)
@@ -329,6 +337,11 @@ class TypingSession:
             return
         while len(self._status) > group.caret_before:
             self._pop()
+        if group.kind == _RESYNC:  # back to reading the key before as a wrong character
+            typed = self._chars[-1]
+            self._pop()
+            self._pop()
+            self._push(typed, INCORRECT)
 
     def hint(self) -> None:
         """Tab: insert the rest of the current word (or the newline and next indentation)."""
@@ -420,6 +433,26 @@ class TypingSession:
         self.errors += errors
         self._live_errors += errors
         self._groups.append(_Group(kind, self.caret, errors))
+
+    def _left_out_one(self, ch: str) -> bool:
+        """Two wrong keys in a row that are exactly the next two target characters: the
+        learner left one character out ("forwrd"). Re-read the key before one position on, so
+        the slip costs one error and one missed character, not the rest of the word."""
+        p, t = self.caret, self.target
+        if p < 1 or p + 1 >= len(t) or not self._groups or any(c in " \n" for c in t[p - 1:p + 2]):
+            return False
+        last = self._groups[-1]
+        if last.kind != CORRECT or last.caret_before != p - 1 or self._status[p - 1] != INCORRECT:
+            return False
+        typed = self._chars[p - 1]
+        if typed != t[p] or ch != t[p + 1]:
+            return False
+        self._pop()
+        self._push("", MISSED)  # still the error the key before counted
+        self._push(typed, CORRECT)
+        self._begin(errors=0, kind=_RESYNC)
+        self._push(ch, CORRECT)
+        return True
 
     def _at_word_start(self) -> bool:
         """Nothing typed of the word at the caret yet (a space there is no skip)."""
