@@ -6,14 +6,14 @@ from torch.profiler import ProfilerActivity, profile, record_function
 
 def layer_memory(model: torch.nn.Sequential, x: torch.Tensor) -> dict[str, int]:
     names = [name for name, _ in model.named_children()]
-    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:  # key
         h = x
         for name, layer in model.named_children():
-            with record_function(name):
+            with record_function(name):  # key
                 out = layer(h)
-            h = out
+            h = out  # key: after the label, so the old activation is freed outside it
     by_key = {e.key: e for e in prof.key_averages()}
-    return {name: int(by_key[name].cpu_memory_usage) for name in names}
+    return {name: int(by_key[name].cpu_memory_usage) for name in names}  # key
 
 
 def hungriest_layer(model: torch.nn.Sequential, x: torch.Tensor) -> str:

@@ -7,13 +7,13 @@ Profiles differ from run to run, so the share is compared with the learner's own
 the checker sees by watching the profiler object the learner stops: that comparison is exact, and
 a share computed against wall-clock time or total times cannot slip through a loose tolerance."""
 
-import sys
 from collections import defaultdict
 
 import torch
 from torch import nn
-from torch.autograd import profiler as autograd_profiler
 from torch.profiler import ProfilerActivity, profile
+
+from _common import watch_profilers
 
 
 class WideMLP(nn.Module):
@@ -72,27 +72,6 @@ def _own_profile(model, x, iters=10):
     return self_t, total_t
 
 
-def _watch(fn):
-    """Run fn() and return (its result, the profiler objects it stopped). Watches Python calls to
-    a profiler's __exit__/stop; patches nothing."""
-    seen = []
-    kinds = (profile, autograd_profiler.profile)
-
-    def watcher(frame, event, arg):
-        if event == "call" and frame.f_code.co_name in ("__exit__", "stop"):
-            obj = frame.f_locals.get("self")
-            if isinstance(obj, kinds) and not any(obj is s for s in seen):
-                seen.append(obj)
-
-    previous = sys.getprofile()
-    sys.setprofile(watcher)
-    try:
-        result = fn()
-    finally:
-        sys.setprofile(previous)
-    return result, seen
-
-
 def _per_key(prof):
     self_t, total_t = defaultdict(float), defaultdict(float)
     for e in prof.key_averages():
@@ -125,7 +104,7 @@ def check(ctx):
         hook = model.register_forward_pre_hook(
             lambda *_: calls.append((torch._C._autograd._profiler_enabled(), torch.is_grad_enabled())))
         try:
-            result, profs = _watch(lambda: mine.find_bottleneck(model, x, iters=iters))
+            result, profs = watch_profilers(lambda: mine.find_bottleneck(model, x, iters=iters))
         finally:
             hook.remove()
         ctx.phase(f"trial {trial + 1}/3: profiling {desc} again (checker)")

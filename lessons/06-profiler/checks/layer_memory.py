@@ -1,6 +1,9 @@
 """Check: layer_memory reports, for each top-level layer, the bytes its forward leaves allocated with
 autograd on (the checker measures the same with its own profile), and hungriest_layer names the
-largest. Models are random stacks whose largest layer changes from trial to trial."""
+largest. Models are random stacks whose largest layer changes from trial to trial; a Linear is
+always followed by a layer that saves nothing for backward, so dropping the previous activation
+inside a label (instead of after it) always shows. The learner's layer calls are watched with
+forward pre-hooks (grad mode, profiler on), so a reason says what the learner did."""
 
 import math
 from collections import OrderedDict
@@ -8,6 +11,8 @@ from collections import OrderedDict
 import torch
 from torch import nn
 from torch.profiler import ProfilerActivity, profile, record_function
+
+from _common import watch_profilers
 
 
 class MLP(nn.Module):
@@ -32,6 +37,13 @@ class Pairwise(nn.Module):
         return x * spread.mean(-1, keepdim=True)
 
 
+class Shift(nn.Module):
+    """Adds a constant: autograd saves nothing for it, so its input is garbage once it has run."""
+
+    def forward(self, x):
+        return x + 1.0
+
+
 class TokenMix(nn.Module):
     """Every row attends to every other row: a (batch, batch) attention matrix."""
 
@@ -40,15 +52,28 @@ class TokenMix(nn.Module):
         return attn @ x
 
 
-def _measure(model, x):
+def _measure(model, x, inside=False, column="cpu_memory_usage"):
+    """Bytes per top-level layer, as the task defines them; `inside=True` hands the output on
+    inside the label (the mistake), `column` picks the profiler column."""
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
         h = x
         for name, layer in model.named_children():
             with record_function(name):
                 out = layer(h)
+                if inside:
+                    h = out
             h = out
     by_key = {e.key: e for e in prof.key_averages()}
-    return {name: int(by_key[name].cpu_memory_usage) for name, _ in model.named_children()}
+    return {name: int(getattr(by_key[name], column)) for name, _ in model.named_children()}
+
+
+def _output_bytes(model, x):
+    sizes, h = {}, x
+    with torch.no_grad():
+        for name, layer in model.named_children():
+            h = layer(h)
+            sizes[name] = h.numel() * h.element_size()
+    return sizes
 
 
 def _make(ctx):
@@ -59,7 +84,10 @@ def _make(ctx):
               ("mix", TokenMix()),
               ("proj", nn.Linear(d, d))]
     order = torch.randperm(len(layers), generator=ctx.generator).tolist()
-    model = nn.Sequential(OrderedDict(layers[i] for i in order))
+    named = [layers[i] for i in order]
+    at = [n for n, _ in named].index("proj") + 1
+    named.insert(at, ("shift", Shift()))  # proj's output is needed by nothing once shift has run
+    model = nn.Sequential(OrderedDict(named))
     return model, ctx.randn(batch, d), f"batch {batch}, width {d}"
 
 
@@ -67,9 +95,12 @@ def _kb(n):
     return f"{n / 1024:.1f} KB"
 
 
+def _close(a, b, rel=0.05):
+    return abs(a - b) <= rel * abs(b) + 64
+
+
 def check(ctx):
     mine = ctx.learner
-    winners = []
     for trial in ctx.trials(3):
         for _ in range(20):  # draw until the largest layer is clearly the largest
             model, x, desc = _make(ctx)
@@ -78,11 +109,18 @@ def check(ctx):
             if ranked[0] >= 1.3 * ranked[1]:
                 break
         top = max(expected, key=expected.get)
-        winners.append(top)
         layout = " -> ".join(name for name, _ in model.named_children())
         where = f"trial {trial + 1} ({layout}; {desc})"
 
-        got = mine.layer_memory(model, x)
+        calls = []
+        hooks = [layer.register_forward_pre_hook(
+            lambda *_: calls.append((torch._C._autograd._profiler_enabled(), torch.is_grad_enabled())))
+            for layer in model.children()]
+        try:
+            got, profs = watch_profilers(lambda: mine.layer_memory(model, x))
+        finally:
+            for hook in hooks:
+                hook.remove()
         ctx.expect(isinstance(got, dict), f"layer_memory returned {type(got).__name__}, expected a dict "
                                           f"of layer name -> bytes")
         missing = [n for n in expected if n not in got]
@@ -90,30 +128,64 @@ def check(ctx):
         ctx.expect(not missing and not extra,
                    f"{where}: layer_memory has keys {sorted(got)}, expected the names of "
                    f"model.named_children(): {sorted(expected)}")
-        ctx.expect(any(float(v) != 0 for v in got.values()),
-                   f"{where}: every layer reports 0 bytes: profile with profile_memory=True, and read "
-                   f"cpu_memory_usage (a label's self_cpu_memory_usage stays near 0: the ops inside it "
-                   f"do the allocating)")
-        with torch.no_grad():
-            no_grad = _measure(model, x)
         for name in expected:
             value = got[name]
             ctx.expect(isinstance(value, (int, float)) and not isinstance(value, bool),
                        f"{where}: layer_memory[{name!r}] is a {type(value).__name__}, expected a number of bytes")
-            if abs(value - expected[name]) <= 0.05 * abs(expected[name]) + 64:
-                continue
-            if abs(value - no_grad[name]) <= 0.05 * abs(no_grad[name]) + 64 and no_grad[name] != expected[name]:
-                ctx.fail(f"{where}: layer {name!r} reports {_kb(value)}, the value measured under "
-                         f"torch.no_grad(); with autograd on (as in training) it keeps {_kb(expected[name])}, "
-                         f"including what it saves for backward. Profile without no_grad")
-            if abs(value - 2 * expected[name]) <= 0.1 * abs(expected[name]) + 64:
-                ctx.fail(f"{where}: layer {name!r} reports {_kb(value)}, twice the {_kb(expected[name])} "
-                         f"of one forward pass: profile exactly one forward")
-            ctx.fail(f"{where}: layer {name!r} reports {_kb(value)}, the checker measured "
-                     f"{_kb(expected[name])} (the label's cpu_memory_usage, the table's \"CPU Mem\" "
-                     f"column, which includes the ops inside the label)")
+        profiled = [grad for on, grad in calls if on]
+        n_layers = len(expected)
+        ctx.expect(profiled, f"{where}: none of the layers ran while a profiler was recording: call them "
+                             f"inside `with profile(..., profile_memory=True)`")
+        ctx.expect(any(profiled),
+                   f"{where}: the layers ran under torch.no_grad() (or inference mode): nothing is saved for "
+                   f"backward then, so the numbers miss what training keeps. Profile with autograd on")
+        ctx.expect(not profs or any(getattr(p, "profile_memory", False) for p in profs),
+                   f"{where}: your profiler ran without profile_memory=True, so its memory columns are "
+                   f"all 0: pass profile_memory=True to profile(...)")
+        ctx.expect(any(float(v) != 0 for v in got.values()),
+                   f"{where}: every layer reports 0 bytes: read each label's cpu_memory_usage (\"CPU Mem\"); "
+                   f"its self_cpu_memory_usage stays near 0, because the ops inside the label do the "
+                   f"allocating")
+        if len(profiled) != n_layers:
+            ctx.fail(f"{where}: the layers ran {len(profiled)} times while your profiler was recording, "
+                     f"{len(profiled) / n_layers:.3g} forward passes of these {n_layers} layers: profile "
+                     f"exactly one forward pass (a second one adds its own allocations, and frees the "
+                     f"first one's graph inside some layer's label)")
+
+        wrong = [n for n in expected if not _close(got[n], expected[n])]
+        if wrong:
+            name = max(wrong, key=lambda n: abs(got[n] - expected[n]))
+            value = got[name]
+            inside = _measure(model, x, inside=True)
+            own_self = _measure(model, x, column="self_cpu_memory_usage")
+            outputs = _output_bytes(model, x)
+            said = f"{where}: layer {name!r} reports {_kb(value)}, the checker measured {_kb(expected[name])}"
+            if all(_close(got[n], own_self[n]) for n in expected):
+                ctx.fail(f"{said}. Your numbers are the labels' self_cpu_memory_usage (\"Self CPU Mem\"): a "
+                         f"label allocates nothing itself, the ops inside it do, and frees count against it. "
+                         f"Read cpu_memory_usage, which includes the ops inside the label")
+            if all(_close(got[n], inside[n]) for n in expected):
+                ctx.fail(f"{said}. You hand the output on to the next layer inside the label (h = layer(h) "
+                         f"in the `with record_function` block): the previous activation, which nothing "
+                         f"else needs, is then freed inside this layer's label and counted against it. "
+                         f"Keep the output in its own variable and move it on after the block")
+            if _close(value, outputs[name]):
+                ctx.fail(f"{said}: only the size of its output, which is all a layer keeps under "
+                         f"torch.no_grad(). With autograd on it also keeps what it saves for backward: "
+                         f"measure with the profiler, with autograd on")
+            if value < 0:
+                ctx.fail(f"{said}: a negative number means more was freed than allocated inside its label; "
+                         f"something your code drops inside the label is counted against the layer. "
+                         f"Read the label's cpu_memory_usage, and move tensors on only after the block")
+            ctx.fail(f"{said} (the label's cpu_memory_usage, the table's \"CPU Mem\" column, which "
+                     f"includes the ops inside the label, for one forward pass with autograd on)")
 
         name = mine.hungriest_layer(model, x)
         ctx.expect(name == top, f"{where}: hungriest_layer returned {name!r}, but {top!r} keeps the most "
                                 f"memory ({_kb(expected[top])})")
-        ctx.figure(f"layer_kb_trial{trial + 1}", {k: v / 1024 for k, v in expected.items()})
+        ctx.figure(f"hungriest_trial{trial + 1}", {
+            "learner_bytes": int(got[top]), "reference_bytes": expected[top],
+            "compares": f"your layer_memory[{top!r}] vs the checker's own profile of the same layer"})
+        ctx.figure(f"layer_kb_trial{trial + 1}", {
+            **{k: round(v / 1024, 1) for k, v in expected.items()},
+            "compares": "the checker's own profile: KB each layer keeps, one forward with autograd on"})

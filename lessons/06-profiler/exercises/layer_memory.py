@@ -15,15 +15,16 @@ def layer_memory(model: torch.nn.Sequential, x: torch.Tensor) -> dict[str, int]:
 
     This is the "CPU Mem" column of the table (cpu_memory_usage) for the layer's label.
     """
-    # TODO: inside profile(activities=[ProfilerActivity.CPU], profile_memory=True), run the
-    #       layers one by one, each call inside `with record_function(name):` (out = layer(h)),
-    #       and pass the output on to the next layer (h = out) after the label's block
-    # TODO: do NOT use torch.no_grad(): activations saved for backward are the point
-    # TODO: read cpu_memory_usage of each label from prof.key_averages()
+    # TODO: a memory profile of ONE forward pass in which every top-level layer runs under a
+    #       label of its own name, so the table has one row per layer.
+    # TODO: watch out for what counts against a label: anything freed inside it is subtracted.
+    #       The previous layer's output must not be released inside the next layer's label.
+    # TODO: training conditions: whatever the layers save for backward is the point.
+    # TODO: read, for each label, the column that includes the ops inside it.
     raise NotImplementedError("TODO: measure the memory of each layer")
 
 
 def hungriest_layer(model: torch.nn.Sequential, x: torch.Tensor) -> str:
     """The name of the layer with the largest value in layer_memory(model, x)."""
-    # TODO: one line on top of layer_memory
+    # TODO: on top of layer_memory
     raise NotImplementedError("TODO: pick the layer with the most memory")
