@@ -208,8 +208,8 @@ class TypeAlongNote(Widget):
     TypeAlongNote { height: 1; padding: 0 1; color: $text-muted; text-style: italic; }
     """
 
-    def render(self) -> str:
-        return fit(NOTES, self.content_region.width or None)
+    def render(self) -> Text:
+        return Text(fit(NOTES, self.content_region.width or None))
 
 
 class StatsLine(Widget):
