@@ -91,9 +91,8 @@ def run_watch(course: Course, home: Path, start: Exercise, device: str = "auto")
         return 1
     try:
         app.run()
+        print(f"Stopped watching at {app.session.current.id}. `tutor watch` continues there; "
+              "`tutor start` opens the app.", file=sys.stderr)
     finally:
-        app.close_resources()
-    ex = app.session.current
-    print(f"Stopped watching at {ex.id}. `tutor watch` continues there; `tutor start` opens the app.",
-          file=sys.stderr)
+        app.close_resources()  # stops the runner: up to a few seconds if it is mid-start
     return app.return_code or 0

@@ -7,14 +7,14 @@ and every database access happens on this (the UI) thread.
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Callable, cast
 
 from rich.console import Group
 from rich.markdown import Markdown as RichMarkdown
 from rich.style import Style
 from rich.text import Text
-from textual import work
 from textual.app import ComposeResult, SuspendNotSupported
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -71,6 +71,14 @@ class RunnerUp(Message):
         super().__init__()
         self.gpus = gpus
         self.error = error
+
+
+def background(fn: Callable[[], None], name: str) -> None:
+    """Run `fn` in a daemon thread. Not a Textual thread worker on purpose: those run in the
+    event loop's executor, which the app waits for on exit, so `q` during a 60 s C++ build or
+    the runner's torch import would hang until it finished. A daemon thread ends with us; the
+    runner's process is closed by WatchApp.close_resources."""
+    threading.Thread(target=fn, name=name, daemon=True).start()
 
 
 def post(target: object, message: Message) -> None:
@@ -274,17 +282,21 @@ class WatchScreen(Screen[None]):
         self.query_one(ResultsPanel).start(ex.title)
         self._check(ex, self.gen)
 
-    @work(thread=True, group="check", exit_on_error=False)
     def _check(self, ex: Exercise, gen: int) -> None:
-        verdict = self.session.check(ex, lambda event: post(self, CheckProgress(gen, event)))
-        post(self, CheckDone(gen, ex, verdict))
+        def work() -> None:
+            verdict = self.session.check(ex, lambda event: post(self, CheckProgress(gen, event)))
+            post(self, CheckDone(gen, ex, verdict))
 
-    @work(thread=True, group="warm-up", exit_on_error=False)
+        background(work, "tutor-watch-check")
+
     def _warm_up(self) -> None:
-        try:
-            post(self, RunnerUp(self.session.warm_up()))
-        except Exception as exc:  # RunnerError, OSError: the first check will say it again
-            post(self, RunnerUp(None, str(exc)))
+        def work() -> None:
+            try:
+                post(self, RunnerUp(self.session.warm_up()))
+            except Exception as exc:  # RunnerError, OSError: the first check will say it again
+                post(self, RunnerUp(None, str(exc)))
+
+        background(work, "tutor-watch-warm-up")
 
     def on_runner_up(self, message: RunnerUp) -> None:
         if message.gpus is None:
