@@ -8,12 +8,12 @@ def train_step_with_trace(model: torch.nn.Module, optimizer: torch.optim.Optimiz
                           x: torch.Tensor, y: torch.Tensor, trace_path: str) -> float:
     loss_fn = torch.nn.functional.cross_entropy
     with profile(activities=[ProfilerActivity.CPU]) as prof:
-        with record_function("forward"):
+        with record_function("forward"):  # key
             loss = loss_fn(model(x), y)
-        with record_function("backward"):
+        with record_function("backward"):  # key
             loss.backward()
-        with record_function("optimizer_step"):
+        with record_function("optimizer_step"):  # key
             optimizer.step()
             optimizer.zero_grad()
-    prof.export_chrome_trace(trace_path)  # only after the profiler has stopped
+    prof.export_chrome_trace(trace_path)  # key: only after the profiler has stopped
     return loss.item()

@@ -76,11 +76,24 @@ def test_bottleneck_with_autograd_on_fails(mutant):
 # -- labelled trace ---------------------------------------------------------------------------
 
 def test_trace_solution_passes(solution_verdict):
-    assert_passes(solution_verdict("profile-trace"))
+    assert_passes(solution_verdict("profile-trace", seeds=2))
+
+
+def test_trace_autograd_record_function_and_zeroed_grads_pass(variant):
+    """Correct but different: the autograd.profiler spelling of the label, and zero_grad that
+    keeps the tensors (filled with zeros) instead of setting them to None."""
+    variant("profile-trace",
+            ("import torch\n", "import torch\nimport torch.autograd.profiler as autograd_profiler\n"),
+            ('        with record_function("backward"):', '        with autograd_profiler.record_function("backward"):'),
+            ("            optimizer.zero_grad()\n", "            optimizer.zero_grad(set_to_none=False)\n"))
+
+
+def test_trace_returning_the_loss_tensor_fails(mutant):
+    assert_fails(mutant("profile-trace", "    return loss.item()", "    return loss"), "as a float", "loss.item()")
 
 
 def test_trace_backward_not_labelled_fails(mutant):
-    v = mutant("profile-trace", '        with record_function("backward"):\n            loss.backward()',
+    v = mutant("profile-trace", '        with record_function("backward"):  # key\n            loss.backward()',
                "        loss.backward()")
     assert_fails(v, "no 'backward' range")
 
@@ -92,7 +105,7 @@ def test_trace_exported_inside_profile_block_fails(mutant):
 
 
 def test_trace_label_around_nothing_fails(mutant):
-    v = mutant("profile-trace", '        with record_function("forward"):\n            loss = loss_fn(model(x), y)',
+    v = mutant("profile-trace", '        with record_function("forward"):  # key\n            loss = loss_fn(model(x), y)',
                '        with record_function("forward"):\n            pass\n        loss = loss_fn(model(x), y)')
     assert_fails(v, "'forward' range contains none")
 

@@ -19,7 +19,7 @@ def train_step_with_trace(model: torch.nn.Module, optimizer: torch.optim.Optimiz
     Then write a Chrome trace of the whole step to `trace_path`.
     """
     loss_fn = torch.nn.functional.cross_entropy
-    # TODO: open profile(activities=[ProfilerActivity.CPU])
-    # TODO: run the three stages, each in its own `with record_function("..."):` block
-    # TODO: after the profile block has ended, prof.export_chrome_trace(trace_path)
+    # TODO: one CPU profile around the whole step, with each of the three stages under a label
+    #       of exactly its name (the labels one after another, not nested).
+    # TODO: watch out: the trace only exists once the profiler has stopped.
     raise NotImplementedError("TODO: profile a labelled training step and export the trace")
