@@ -247,11 +247,10 @@ class WatchScreen(Screen[None]):
             return
         # Newest first, so the hint just asked for is in view even in a short box.
         left = len(ex.hints) - revealed
-        parts: list[Text] = []
+        parts: list[RichMarkdown] = []  # hints are Markdown (`code`), as in the app's hint panel
         for i in range(revealed, 0, -1):
-            newest = i == revealed
-            parts.append(Text.assemble((f"Hint {i}/{len(ex.hints)}: ", "bold"), ex.hints[i - 1],
-                                       style="" if newest else "dim"))
+            parts.append(RichMarkdown(f"**Hint {i}/{len(ex.hints)}:** {ex.hints[i - 1]}",
+                                      style="" if i == revealed else "dim"))
         box.border_title = (f"Hints  ·  h: the next ({left} left)" if left else
                             "Hints  ·  no more: s shows the reference solution beside your code")
         self.query_one("#watch-hints-text", Static).update(Group(*parts))
