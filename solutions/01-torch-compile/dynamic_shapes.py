@@ -15,11 +15,11 @@ class Mixer(nn.Module):
         self.out = nn.Linear(dim, dim)
         # A tensor, not a Python int: Dynamo guards on Python ints it reads (each new value
         # would be a recompile), while a buffer's value is just data flowing through the graph.
-        self.register_buffer("calls", torch.zeros((), dtype=torch.long))
+        self.register_buffer("calls", torch.zeros((), dtype=torch.long))  # key
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:  # x: (batch, seq, dim)
         self.calls += 1
-        temperature = (1.0 - 0.1 * self.calls).clamp(min=0.5)
+        temperature = (1.0 - 0.1 * self.calls).clamp(min=0.5)  # key
         seq = x.shape[1]
         scores = self.q(x) @ self.k(x).transpose(1, 2) / (temperature * x.shape[-1] ** 0.5)
         future = torch.ones(seq, seq, dtype=torch.bool, device=x.device).triu(1)
@@ -31,4 +31,4 @@ def compile_model(model: nn.Module, backend="inductor"):
     """Compile `model` with `backend` so that new batch and sequence sizes reuse one graph."""
     # dynamic=True traces with symbolic sizes from the first call on. (The alternative:
     # torch._dynamo.mark_dynamic(x, 0) and (x, 1) on the first input before calling.)
-    return torch.compile(model, backend=backend, dynamic=True)
+    return torch.compile(model, backend=backend, dynamic=True)  # key

@@ -2,9 +2,15 @@
 
 import pytest
 
-from .conftest import assert_fails, assert_passes
+from .conftest import assert_fails, assert_passes, describe
 
 pytestmark = pytest.mark.slow
+
+
+@pytest.mark.parametrize("exercise", ["compile-block", "compile-dynamic-shapes"])
+def test_stub_fails(check_code, course, exercise):
+    v = check_code(exercise, course.exercise(exercise).stub)
+    assert v.status in ("failed", "error") and "TODO" in v.reason, describe(v)
 
 
 # -- compile a transformer block ----------------------------------------------------------------
@@ -163,3 +169,19 @@ def test_dynamic_shapes_dropping_the_schedule_fails(mutant):
 def test_dynamic_shapes_ignoring_the_backend_fails(mutant):
     v = mutant("compile-dynamic-shapes", "backend=backend, dynamic=True", "backend=\"eager\", dynamic=True")
     assert_fails(v, "backend", "no graph reached")
+
+
+def test_dynamic_shapes_one_graph_break_within_the_limit_passes(variant):
+    # Issue 20: this met every stated criterion and got "only 16 of the 8 calls ran a compiled graph".
+    variant("compile-dynamic-shapes", ("        seq = x.shape[1]\n", "        seq = x.shape[1]\n        torch._dynamo.graph_break()\n"))
+
+
+def test_dynamic_shapes_float_buffer_and_torch_clamp_pass(variant):
+    variant("compile-dynamic-shapes",
+            ('self.register_buffer("calls", torch.zeros((), dtype=torch.long))', 'self.register_buffer("calls", torch.tensor(0.0))'),
+            ("temperature = (1.0 - 0.1 * self.calls).clamp(min=0.5)", "temperature = torch.clamp(1.0 - 0.1 * self.calls, min=0.5)"))
+
+
+def test_dynamic_shapes_counter_not_advanced_fails(mutant):
+    v = mutant("compile-dynamic-shapes", "        self.calls += 1\n", "")
+    assert_fails(v, "output of call 1")

@@ -40,6 +40,6 @@ class Mixer(nn.Module):
 
 def compile_model(model: nn.Module, backend="inductor"):
     """Compile `model` with `backend` so that new batch and sequence sizes reuse one graph."""
-    # TODO: return torch.compile(model, backend=backend, ...) with the right option for
-    #       shapes that change from call to call.
+    # TODO: compile with the `backend` you are given (the check counts graphs through it), so
+    #       that the first call already handles batch and sequence sizes it has not seen.
     raise NotImplementedError("TODO: compile the model for changing shapes")
