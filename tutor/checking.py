@@ -15,15 +15,15 @@ pass. The first failed expectation ends the run with its reason.
 from __future__ import annotations
 
 import contextlib
-import math
-import statistics
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable, Iterator, Sequence
 
 import torch
+
+from tutor.runner.memory import Memory
+from tutor.runner.timing import Timing, median_iqr  # noqa: F401 - part of the checking API
 
 # Sealed before any learner code is imported: the learner's module may patch these names on
 # torch, but the checker keeps the originals.
@@ -52,55 +52,6 @@ class Channel:
 
     def phase(self, text: str, **info: Any) -> None:
         raise NotImplementedError
-
-
-@dataclass
-class Timing:
-    """Per-call times of learner and reference, measured interleaved in the same process."""
-
-    learner_s: float
-    reference_s: float
-    learner_iqr_s: float
-    reference_iqr_s: float
-    rounds: int
-    number: int
-    device: str
-    paired_speedup: float | None = None  # median of per-round reference/learner ratios
-
-    @property
-    def speedup(self) -> float:
-        """How many times faster the learner's code is than the reference (>1 is faster).
-
-        The median of each round's ratio: both sides of a round ran back to back, so a load
-        spike from another process hits both and cancels, where a ratio of medians would not."""
-        if self.paired_speedup is not None:
-            return self.paired_speedup
-        return self.reference_s / self.learner_s if self.learner_s > 0 else math.inf
-
-    @property
-    def noisy(self) -> bool:
-        """True when the spread is large compared with the median: re-run before trusting it."""
-        return (self.learner_iqr_s > 0.1 * self.learner_s
-                or self.reference_iqr_s > 0.1 * self.reference_s)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"learner_s": self.learner_s, "reference_s": self.reference_s,
-                "learner_iqr_s": self.learner_iqr_s, "reference_iqr_s": self.reference_iqr_s,
-                "speedup": self.speedup, "noisy": self.noisy, "rounds": self.rounds,
-                "number": self.number, "device": self.device}
-
-
-@dataclass
-class Memory:
-    """Peak tensor memory (bytes) of one call, learner and reference, measured one after another."""
-
-    learner_bytes: int
-    reference_bytes: int
-    device: str
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"learner_bytes": self.learner_bytes, "reference_bytes": self.reference_bytes,
-                "device": self.device}
 
 
 class Context:
@@ -326,8 +277,10 @@ class Context:
     def memory(self, learner: Callable[[], Any], reference: Callable[[], Any], *,
                name: str = "memory", compares: str = "yours vs the reference solution") -> Memory:
         """Peak tensor memory of learner and reference, each in its own measured call."""
+        from tutor.runner import memory
+
         self.phase(f"measuring {name}")
-        result = Memory(self.peak_memory(learner), self.peak_memory(reference), self.device.type)
+        result = memory.compare(learner, reference, self.device)  # peaks and timelines
         self.figure(name, {**result.as_dict(), "compares": compares})
         return result
 
@@ -347,8 +300,3 @@ def _portable(value: Any) -> Any:
     if isinstance(value, dict):
         return {k: _portable(v) for k, v in value.items()}
     return value
-
-
-def median_iqr(samples: Sequence[float]) -> tuple[float, float]:
-    qs = statistics.quantiles(samples, n=4, method="inclusive") if len(samples) > 1 else [samples[0]] * 3
-    return qs[1], qs[2] - qs[0]
