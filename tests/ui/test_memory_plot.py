@@ -1,0 +1,47 @@
+"""The memory timeline plot: units, bad points left out, drawn in the app, no torch."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from textual.app import App, ComposeResult
+
+from tutor.ui.widgets.memory_plot import MemoryPlot, series, unit_for
+
+FIGURE = {"learner_bytes": 3 * 2**20, "reference_bytes": 2 * 2**20, "device": "cpu",
+          "timeline": {"learner": [[0.0, 0], [0.002, 2**20], [0.004, 3 * 2**20], [0.006, 0]],
+                       "reference": [[0.0, 0], [0.001, 2 * 2**20], [0.003, 0], ["x", 5], [0.1]]}}
+
+
+def test_series_scales_to_readable_units_and_drops_bad_points() -> None:
+    lines, t_unit, m_unit = series(FIGURE)
+    assert (t_unit, m_unit) == ("ms", "MiB")
+    (mine, _, xs, ys), (ref, _, rxs, rys) = lines
+    assert (mine, ref) == ("yours", "reference")
+    assert xs == [0.0, 2.0, 4.0, 6.0] and ys == [0.0, 1.0, 3.0, 0.0]
+    assert len(rxs) == 3 and max(rys) == 2.0  # the two malformed points are gone
+    assert series({"learner_bytes": 1, "reference_bytes": 1})[0] == []
+    assert unit_for(512) == ("B", 1.0) and unit_for(3 * 2**30)[0] == "GiB"
+
+
+async def test_plot_draws_both_lines_in_the_app() -> None:
+    class One(App[None]):
+        def compose(self) -> ComposeResult:
+            yield MemoryPlot("memory", FIGURE)
+
+    app = One()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        plot = app.query_one(MemoryPlot)
+        assert plot.size.height == 14
+        text = str(plot.render())
+        assert "live tensor memory" in text
+        assert "yours" in text and "reference" in text
+        assert any("\u2800" < ch <= "\u28ff" for ch in text)  # braille dots: the lines
+
+
+def test_the_widget_does_not_import_torch() -> None:
+    code = "import sys, tutor.ui.widgets.memory_plot; assert 'torch' not in sys.modules, 'torch imported'"
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).parents[2])
