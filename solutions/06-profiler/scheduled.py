@@ -14,6 +14,7 @@ def profile_steps(step_fn: Callable[[], None], num_steps: int, wait: int, warmup
     with profile(activities=[ProfilerActivity.CPU],
                  schedule=schedule(wait=wait, warmup=warmup, active=active, repeat=repeat),  # key
                  on_trace_ready=handler) as prof:  # key
+        # The schedule advances only on prof.step(), which marks the END of a step.
         for _ in range(num_steps):
             step_fn()
-            prof.step()  # key: the schedule advances only here
+            prof.step()  # key

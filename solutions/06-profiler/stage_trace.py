@@ -7,6 +7,7 @@ from torch.profiler import ProfilerActivity, profile, record_function
 def train_step_with_trace(model: torch.nn.Module, optimizer: torch.optim.Optimizer,
                           x: torch.Tensor, y: torch.Tensor, trace_path: str) -> float:
     loss_fn = torch.nn.functional.cross_entropy
+    # The trace exists only once the profiler has stopped: export after the block.
     with profile(activities=[ProfilerActivity.CPU]) as prof:
         with record_function("forward"):  # key
             loss = loss_fn(model(x), y)
@@ -15,5 +16,5 @@ def train_step_with_trace(model: torch.nn.Module, optimizer: torch.optim.Optimiz
         with record_function("optimizer_step"):  # key
             optimizer.step()
             optimizer.zero_grad()
-    prof.export_chrome_trace(trace_path)  # key: only after the profiler has stopped
+    prof.export_chrome_trace(trace_path)  # key
     return loss.item()

@@ -22,15 +22,17 @@ class SmallConvNet(nn.Module):
 
 def save_scripted(model: nn.Module, path: str) -> None:
     """Compile `model` to TorchScript and save it to `path`."""
-    torch.jit.save(torch.jit.script(model), path)
+    torch.jit.save(torch.jit.script(model), path)  # key
 
 
 def load_for_inference(path: str) -> torch.jit.ScriptModule:
     """Load the TorchScript file at `path` on the CPU, ready for fast inference."""
-    loaded = torch.jit.load(path, map_location="cpu")
-    loaded.eval()                      # freeze only works in evaluation mode
-    frozen = torch.jit.freeze(loaded)  # weights become constants; BatchNorm folds into the convs
-    return torch.jit.optimize_for_inference(frozen)
+    loaded = torch.jit.load(path, map_location="cpu")  # key
+    # Freeze only works in evaluation mode
+    loaded.eval()  # key
+    # Weights become constants; BatchNorm folds into the convs
+    frozen = torch.jit.freeze(loaded)  # key
+    return torch.jit.optimize_for_inference(frozen)  # key
 
 
 if __name__ == "__main__":

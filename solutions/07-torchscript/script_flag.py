@@ -16,7 +16,7 @@ class TwoHeads(nn.Module):
         self.classify = nn.Linear(hidden, classes)
         self.regress = nn.Linear(hidden, 1)
 
-    def forward(self, x: torch.Tensor, flag: bool, temperature: Optional[float] = None) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, flag: bool, temperature: Optional[float] = None) -> torch.Tensor:  # key
         h = self.body(x)
         if flag:
             logits = self.classify(h)
@@ -28,7 +28,7 @@ class TwoHeads(nn.Module):
 
 def script_model(model: nn.Module) -> torch.jit.ScriptModule:
     """Compile `model` to TorchScript, keeping both branches of forward."""
-    return torch.jit.script(model)
+    return torch.jit.script(model)  # key
 
 
 if __name__ == "__main__":

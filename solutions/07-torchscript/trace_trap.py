@@ -20,19 +20,20 @@ class Gate(nn.Module):
 
 def trace_gate(model: nn.Module, example: torch.Tensor) -> torch.jit.ScriptModule:
     """Trace `model` with `example` (this step reproduces the trap: do not fix it here)."""
-    return torch.jit.trace(model, example)
+    return torch.jit.trace(model, example)  # key
 
 
 def trap_gap(model: nn.Module, traced: torch.jit.ScriptModule, other: torch.Tensor) -> float:
     """How wrong the trace is on `other`, an input that takes the branch the trace did not
     record: the largest absolute difference between traced(other) and model(other)."""
     with torch.no_grad():
-        return (traced(other) - model(other)).abs().max().item()
+        return (traced(other) - model(other)).abs().max().item()  # key
 
 
 def fix_gate(model: nn.Module) -> torch.jit.ScriptModule:
     """A TorchScript version of `model` that is right for inputs on both branches."""
-    return torch.jit.script(model)  # compiles the source: the `if` is kept
+    # Compiles the source, so the `if` is kept
+    return torch.jit.script(model)  # key
 
 
 if __name__ == "__main__":

@@ -141,13 +141,13 @@ def test_schedule_hard_coded_numbers_fail(mutant):
 
 def test_schedule_one_export_at_the_end_fails(mutant):
     v = mutant("profile-schedule", ("                 on_trace_ready=handler) as prof:", "                 ) as prof:"),
-               ("            prof.step()  # key: the schedule advances only here\n",
-                "            prof.step()  # key: the schedule advances only here\n    handler(prof)\n"))
+               ("            prof.step()  # key\n",
+                "            prof.step()\n    handler(prof)\n"))
     assert_fails(v, "on_trace_ready should have fired")
 
 
 def test_schedule_without_prof_step_fails(mutant):
-    v = mutant("profile-schedule", "            prof.step()  # key: the schedule advances only here\n", "")
+    v = mutant("profile-schedule", "            prof.step()  # key\n", "")
     assert_fails(v, "prof.step()", "trace_dir has 0")
 
 
@@ -182,7 +182,7 @@ def test_memory_output_handed_on_inside_the_label_fails(mutant):
 
 def test_memory_two_forward_passes_fail(mutant):
     v = mutant("profile-memory",
-               ("        h = x\n        for name, layer in model.named_children():",
+               ("        for name, layer in model.named_children():",
                 "        for name, layer in [*model.named_children()] * 2:"),
                ("            with record_function(name):  # key\n",
                 "            h = x if name == names[0] else h\n"

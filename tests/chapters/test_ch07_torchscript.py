@@ -29,7 +29,9 @@ def test_script_passage_runs_from_a_file(tmp_path):
 
 @pytest.mark.parametrize("exercise", ["ts-script-flag", "ts-trace-trap", "ts-save-freeze"])
 def test_solution_passes(solution_verdict, exercise):
-    assert_passes(solution_verdict(exercise))
+    v = assert_passes(solution_verdict(exercise, seeds=2))
+    if exercise == "ts-save-freeze":
+        assert "eager model" in v.figures["optimized vs eager"]["compares"]
 
 
 # -- script a model with a bool flag -----------------------------------------------------------
@@ -54,12 +56,32 @@ def test_script_flag_float_annotation_with_none_default(mutant):
     assert_fails(v, "script_model failed", "default value of type float")
 
 
+def test_script_flag_pep604_optional_passes(variant):
+    """Correct but different: `float | None` is the same type as Optional[float] to TorchScript."""
+    variant("ts-script-flag", SIGNATURE,
+            "def forward(self, x: torch.Tensor, flag: bool, temperature: float | None = None) -> torch.Tensor:")
+
+
+def test_script_flag_integer_temperature_fails(mutant):
+    v = mutant("ts-script-flag", SIGNATURE,
+               "def forward(self, x: torch.Tensor, flag: bool, temperature: Optional[int] = None) -> torch.Tensor:")
+    assert_fails(v, "`temperature` as Optional[int]", "Optional[float]")
+
+
 def test_script_flag_returning_the_eager_model(mutant):
     v = mutant("ts-script-flag", "return torch.jit.script(model)", "return model")
     assert_fails(v, "TwoHeads", "ScriptModule")
 
 
 # -- the tracing trap --------------------------------------------------------------------------
+
+
+def test_trace_trap_tuple_example_and_amax_pass(variant):
+    """Correct but different: the example as a tuple of inputs, the gap via float(amax)."""
+    variant("ts-trace-trap",
+            ("return torch.jit.trace(model, example)", "return torch.jit.trace(model, (example,))"),
+            ("return (traced(other) - model(other)).abs().max().item()",
+             "return float((traced(other) - model(other)).abs().amax())"))
 
 
 def test_trace_trap_fixed_by_tracing_again(mutant):
@@ -91,6 +113,19 @@ def test_trace_trap_scripting_in_trace_gate(mutant):
 
 
 # -- save, load, freeze, optimize ---------------------------------------------------------------
+
+
+def test_save_freeze_method_save_and_implicit_freeze_pass(variant):
+    """Correct but different: ScriptModule.save, and optimize_for_inference freezing by itself."""
+    variant("ts-save-freeze",
+            ("torch.jit.save(torch.jit.script(model), path)", "torch.jit.script(model).save(path)"),
+            ("return torch.jit.optimize_for_inference(frozen)", "return torch.jit.optimize_for_inference(loaded)"))
+
+
+def test_save_freeze_switching_the_callers_model_to_eval(mutant):
+    v = mutant("ts-save-freeze", "    torch.jit.save(torch.jit.script(model), path)",
+               "    model.eval()\n    torch.jit.save(torch.jit.script(model), path)")
+    assert_fails(v, "switched the caller's model to eval mode")
 
 
 def test_save_freeze_pickled_with_torch_save(mutant):

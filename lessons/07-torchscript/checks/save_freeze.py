@@ -27,6 +27,11 @@ def check(ctx):
     path = ctx.tmpdir / "convnet.pt"
     ctx.phase("saving with your save_scripted")
     mine.save_scripted(model, str(path))
+    ctx.expect(model.training, "save_scripted switched the caller's model to eval mode (.eval() changes "
+                               "the module in place): save it as it is; evaluation mode belongs in "
+                               "load_for_inference")
+    ctx.expect_close("the caller's model's parameters and buffers after save_scripted (it must not change "
+                     "them)", dict(model.state_dict()), state)
     ctx.expect(path.is_file(), f"save_scripted did not create the file {path.name}")
     ctx.figure("file_bytes", path.stat().st_size)
     try:
@@ -79,4 +84,5 @@ def check(ctx):
     x = ctx.randn(8, 3, 32, 32)
     with torch.no_grad():
         # "learner" is your optimized module, "reference" the eager model in eval mode.
-        ctx.time(lambda: fast(x), lambda: model(x), name="optimized vs eager")
+        ctx.time(lambda: fast(x), lambda: model(x), name="optimized vs eager",
+                 compares="your loaded, frozen and optimized module vs the eager model in eval mode")

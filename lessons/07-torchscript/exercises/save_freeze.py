@@ -26,15 +26,18 @@ class SmallConvNet(nn.Module):
 
 def save_scripted(model: nn.Module, path: str) -> None:
     """Compile `model` to TorchScript and save it to `path`."""
-    # TODO: script the model and save it with torch.jit.save (not torch.save)
+    # TODO: a file that torch.jit.load (and C++) can read without this Python class. Watch
+    #       out: two save functions write files that look alike, and only one is TorchScript.
+    #       Leave the caller's model as it was (including its training/eval mode).
     raise NotImplementedError("TODO: script and save")
 
 
 def load_for_inference(path: str) -> torch.jit.ScriptModule:
     """Load the TorchScript file at `path` on the CPU, ready for fast inference."""
-    # TODO: torch.jit.load(path, map_location="cpu")
-    # TODO: evaluation mode (a module saved in training mode loads in training mode)
-    # TODO: torch.jit.freeze, then torch.jit.optimize_for_inference; return the result
+    # TODO: load it onto the CPU, whatever device it was saved from.
+    # TODO: ready for inference means: inference behaviour (think BatchNorm and Dropout), weights
+    #       turned into constants so BatchNorm can fold away, and the CPU-specific optimizations.
+    #       Watch out: the file remembers the mode the model was saved in.
     raise NotImplementedError("TODO: load, freeze and optimize")
 
 

@@ -21,8 +21,10 @@ class TwoHeads(nn.Module):
         self.classify = nn.Linear(hidden, classes)
         self.regress = nn.Linear(hidden, 1)
 
-    # TODO: annotate the arguments that are not tensors, or TorchScript will compile them as
-    #       Tensors: `flag` is a bool, `temperature` is None or a float (typing.Optional).
+    # TODO: TorchScript compiles this forward with static types, decided from the source alone.
+    #       Make the compiled version accept the calls in the __main__ block below (a Python bool
+    #       for flag; a temperature that is either left out or a number) without changing what
+    #       forward computes. Run the file first and read what TorchScript assumed.
     def forward(self, x, flag, temperature=None):
         h = self.body(x)
         if flag:
@@ -35,7 +37,7 @@ class TwoHeads(nn.Module):
 
 def script_model(model: nn.Module) -> torch.jit.ScriptModule:
     """Compile `model` to TorchScript, keeping both branches of forward."""
-    # TODO: compile with torch.jit.script (torch.jit.trace would record a single branch)
+    # TODO: compile it so that BOTH branches of the `if flag:` survive.
     raise NotImplementedError("TODO: script the model")
 
 

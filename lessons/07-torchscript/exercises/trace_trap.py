@@ -28,20 +28,22 @@ class Gate(nn.Module):
 
 def trace_gate(model: nn.Module, example: torch.Tensor) -> torch.jit.ScriptModule:
     """Trace `model` with `example` (this step reproduces the trap: do not fix it here)."""
-    # TODO: return torch.jit.trace(model, example)
+    # TODO: record ONE run of the model on `example` (the recording entry point of TorchScript).
     raise NotImplementedError("TODO: trace the model")
 
 
 def trap_gap(model: nn.Module, traced: torch.jit.ScriptModule, other: torch.Tensor) -> float:
     """How wrong the trace is on `other`, an input that takes the branch the trace did not
     record: the largest absolute difference between traced(other) and model(other)."""
-    # TODO: compute both outputs, return the max of the absolute difference as a Python float
+    # TODO: the worst error over all entries, as a plain Python number (not a tensor), and
+    #       without building an autograd graph you do not need.
     raise NotImplementedError("TODO: measure the traced module's error")
 
 
 def fix_gate(model: nn.Module) -> torch.jit.ScriptModule:
     """A TorchScript version of `model` that is right for inputs on both branches."""
-    # TODO: compile `model` so that the `if` is kept
+    # TODO: a TorchScript version that keeps the data-dependent `if` (no second recording:
+    #       any recording takes one branch).
     raise NotImplementedError("TODO: fix it")
 
 
