@@ -28,5 +28,5 @@ def checkpointed_forward(stack: nn.Sequential, x: torch.Tensor) -> torch.Tensor:
     for block in stack:
         # Non-reentrant checkpointing: saves `h`, drops everything the block computes inside,
         # and reruns the block's forward when backward reaches it.
-        h = checkpoint(block, h, use_reentrant=False)
+        h = checkpoint(block, h, use_reentrant=False)  # key
     return h

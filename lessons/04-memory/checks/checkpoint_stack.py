@@ -1,9 +1,22 @@
-"""Check: checkpointed_forward matches the plain stack (output and every parameter's gradient)
-and its forward+backward peak memory is at least 40% below the plain stack's, measured here."""
+"""Check: checkpointed_forward matches the plain stack (output, every parameter's gradient and
+the input's gradient when it requires one) and its forward+backward peak memory is close to
+what checkpointing every block achieves, measured here against the plain stack."""
 
 import torch
 
-MIN_SAVING = 0.40
+# Measured on the 8-block stack below (CPU profiler, bytes are deterministic): every block
+# checkpointed saves ~80% of the plain step's peak; four segments of two blocks ~68%; every
+# other block, or the first half, ~50%; one checkpoint around the whole stack ~0%. The task is
+# "keep only each block's input", so the peak may exceed the reference's by at most 25%
+# (four segments are 57% above it, half the blocks 150%).
+MAX_OVER_REFERENCE = 1.25
+
+
+def _lower(saved: float) -> str:
+    """A saving in words: '80% lower', 'no lower', '3% higher' (never '-0% lower')."""
+    if round(100 * saved) == 0:
+        return "no lower"
+    return f"{100 * saved:.0f}% lower" if saved > 0 else f"{-100 * saved:.0f}% higher"
 
 
 def _grads(stack):
@@ -40,7 +53,28 @@ def check(ctx):
                    "or checkpointed with use_reentrant=True while the input does not require grad? "
                    "Use checkpoint(block, h, use_reentrant=False).")
         out.backward(g)
-        ctx.expect_grads_close(_grads(stack), plain)
+        got = _grads(stack)
+        missing = [name for name, grad in got.items() if grad is None]
+        ctx.expect(not missing,
+                   f"{len(missing)} of the stack's {len(got)} parameters got no gradient (the first: "
+                   f"`{missing[0] if missing else ''}`): the graph is cut between the blocks. Was a "
+                   "block's input detached, or run under torch.no_grad()?")
+        ctx.expect_grads_close(got, plain)
+
+    # 1b. An input that requires grad (a stack in the middle of a bigger model): its gradient
+    #     must come through every checkpoint too.
+    torch.manual_seed(ctx.seed + 7)
+    stack = ref.build_stack(3, 20).to(ctx.device)
+    x = ctx.randn(6, 20)
+    g = ctx.randn(6, 20)
+    x_plain, x_mine = x.clone().requires_grad_(), x.clone().requires_grad_()
+    stack(x_plain).backward(g)
+    stack.zero_grad(set_to_none=True)
+    mine.checkpointed_forward(stack, x_mine).backward(g)
+    ctx.expect(x_mine.grad is not None,
+               "when the input requires grad (the stack sits inside a bigger model), it got no gradient "
+               "from checkpointed_forward: was it detached?")
+    ctx.expect_close("gradient of the input (when it requires grad)", x_mine.grad, x_plain.grad)
 
     # 2. Peak memory of a whole training step (forward + backward), plain vs checkpointed.
     ctx.phase("measuring peak memory of forward + backward")
@@ -64,18 +98,20 @@ def check(ctx):
     ref_saved = 1 - mem.reference_bytes / plain_bytes
     ctx.figure("peak_MiB_without_checkpointing", round(plain_bytes / 2**20, 3))
     ctx.figure("memory_saved_pct", {"yours": round(100 * saved, 1), "reference": round(100 * ref_saved, 1)})
-    ctx.expect(saved >= MIN_SAVING,
+    ctx.expect(mem.learner_bytes <= MAX_OVER_REFERENCE * mem.reference_bytes,
                f"peak memory of forward+backward is {mem.learner_bytes / 2**20:.2f} MiB with your "
-               f"checkpointing vs {plain_bytes / 2**20:.2f} MiB without: only {100 * saved:.0f}% lower, "
-               f"it should be at least {100 * MIN_SAVING:.0f}% lower (the reference saves "
-               f"{100 * ref_saved:.0f}%). Checkpoint each block (or several segments), not the "
-               f"whole stack at once: one checkpoint around everything recomputes the whole stack "
-               f"in backward and holds all of its activations again.")
+               f"checkpointing vs {plain_bytes / 2**20:.2f} MiB without ({_lower(saved)}); "
+               f"checkpointing every block gets it down to {mem.reference_bytes / 2**20:.2f} MiB "
+               f"({_lower(ref_saved)}), and yours may be at most {100 * (MAX_OVER_REFERENCE - 1):.0f}% "
+               "above that. Keep only each block's input alive: every block must be checkpointed on its "
+               "own (one checkpoint around the whole stack recomputes it all at once in backward and "
+               "holds all of its activations again; a block left out keeps all of its insides).")
 
     # 3. What the memory costs in time: one extra forward of each checkpointed block.
     # "time": your step vs the plain step (a speedup below 1 is the cost of recomputation).
-    mine_t = ctx.time(mine_step, plain_step)
-    ref_t = ctx.time(ref_step, plain_step, name="reference_time_vs_plain")
+    mine_t = ctx.time(mine_step, plain_step, compares="your checkpointed step vs the plain step")
+    ref_t = ctx.time(ref_step, plain_step, name="reference_time_vs_plain",
+                     compares="the reference's checkpointed step vs the plain step")
     ctx.figure("time_overhead_pct", {
         "yours": round(100 * (mine_t.learner_s / mine_t.reference_s - 1), 1),
         "reference": round(100 * (ref_t.learner_s / ref_t.reference_s - 1), 1)})

@@ -31,7 +31,8 @@ def build_stack(depth: int, width: int) -> nn.Sequential:
 
 def checkpointed_forward(stack: nn.Sequential, x: torch.Tensor) -> torch.Tensor:
     """Run `stack` on `x`, keeping only each block's input for backward."""
-    # TODO: loop over the blocks of `stack`, running each one through
-    #       torch.utils.checkpoint.checkpoint (pass use_reentrant=False), and return the result.
-    #       (torch.utils.checkpoint.checkpoint_sequential is the other way to do it.)
+    # TODO: the same output and gradients as stack(x), with only each block's input kept alive
+    #       between forward and backward. Watch out: the input x usually does not require grad
+    #       (data never does), yet every parameter must still get its gradient; and one
+    #       checkpoint around the whole stack saves nothing at the peak.
     raise NotImplementedError("TODO: implement checkpointed_forward")
