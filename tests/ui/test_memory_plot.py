@@ -45,3 +45,24 @@ async def test_plot_draws_both_lines_in_the_app() -> None:
 def test_the_widget_does_not_import_torch() -> None:
     code = "import sys, tutor.ui.widgets.memory_plot; assert 'torch' not in sys.modules, 'torch imported'"
     subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).parents[2])
+
+
+async def test_results_panel_shows_the_plot_for_a_memory_figure_with_a_timeline() -> None:
+    from tutor.runner.protocol import Verdict
+    from tutor.ui.widgets.results import ResultsPanel
+
+    class Panel(App[None]):
+        def compose(self) -> ComposeResult:
+            yield ResultsPanel(id="results")
+
+    app = Panel()
+    async with app.run_test(size=(100, 40)) as pilot:
+        panel = app.query_one(ResultsPanel)
+        plain = {k: v for k, v in FIGURE.items() if k != "timeline"}
+        panel.show_verdict(Verdict(status="passed", reason="ok", figures={"memory": plain}), "x")
+        await pilot.pause()
+        assert not app.query(MemoryPlot)
+        panel.show_verdict(Verdict(status="passed", reason="ok", figures={"memory": FIGURE}), "x")
+        await pilot.pause()
+        plots = app.query(MemoryPlot)
+        assert len(plots) == 1 and plots.first().label == "memory"
