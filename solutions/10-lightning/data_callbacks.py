@@ -26,8 +26,9 @@ class BlobsDataModule(pl.LightningDataModule):
         h = self.hparams
         x, y = make_blobs(h.n, h.features, h.classes, h.seed)
         n_val = round(h.n * h.val_fraction)
-        split = torch.Generator().manual_seed(h.seed)       # same seed -> same split, every time
-        self.train_set, self.val_set = random_split(TensorDataset(x, y), [h.n - n_val, n_val],
+        # same seed -> same split, every time
+        split = torch.Generator().manual_seed(h.seed)  # key
+        self.train_set, self.val_set = random_split(TensorDataset(x, y), [h.n - n_val, n_val],  # key
                                                     generator=split)
 
     def train_dataloader(self) -> DataLoader:
@@ -40,7 +41,7 @@ class BlobsDataModule(pl.LightningDataModule):
 def make_callbacks(dirpath: str, patience: int, top_k: int) -> list[pl.Callback]:
     """Stop when val_loss has not improved for `patience` epochs; keep the `top_k` best checkpoints."""
     return [
-        EarlyStopping(monitor="val_loss", mode="min", patience=patience),
-        ModelCheckpoint(dirpath=dirpath, monitor="val_loss", mode="min", save_top_k=top_k,
+        EarlyStopping(monitor="val_loss", mode="min", patience=patience),  # key
+        ModelCheckpoint(dirpath=dirpath, monitor="val_loss", mode="min", save_top_k=top_k,  # key
                         filename="{epoch}-{val_loss:.4f}"),
     ]

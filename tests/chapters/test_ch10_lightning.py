@@ -91,6 +91,40 @@ def test_data_callbacks_solution_passes(solution_verdict):
     assert v.figures["epochs"]["ran"] == v.figures["epochs"]["expected"]
 
 
+def test_data_callbacks_randperm_split_passes(variant):
+    # correct but different: a seeded permutation and Subsets; default checkpoint file names
+    variant("lightning-data-callbacks",
+            ("        self.train_set, self.val_set = random_split(TensorDataset(x, y), [h.n - n_val, n_val],  # key\n"
+             "                                                    generator=split)",
+             "        order = torch.randperm(h.n, generator=split).tolist()\n"
+             "        data = TensorDataset(x, y)\n"
+             "        self.val_set = torch.utils.data.Subset(data, order[:n_val])\n"
+             "        self.train_set = torch.utils.data.Subset(data, order[n_val:])"),
+            (',  # key\n                        filename="{epoch}-{val_loss:.4f}")', ")"))
+
+
+def test_callbacks_monitor_train_loss_fails(mutant):
+    v = mutant("lightning-data-callbacks", 'EarlyStopping(monitor="val_loss"', 'EarlyStopping(monitor="train_loss"')
+    assert_fails(v, "raised", "val_loss")
+
+
+def test_checkpoint_without_dirpath_fails(mutant):
+    v = mutant("lightning-data-callbacks", "ModelCheckpoint(dirpath=dirpath, ", "ModelCheckpoint(")
+    assert_fails(v, "no checkpoint file", "dirpath=dirpath")
+
+
+def test_split_by_fractions_rounds_differently(mutant):
+    # random_split with fractions floors each part and hands out the remainder itself
+    v = mutant("lightning-data-callbacks", "[h.n - n_val, n_val]", "[1 - h.val_fraction, h.val_fraction]")
+    assert_fails(v, "validation loader yields", "round(")
+
+
+def test_train_loader_drop_last_fails(mutant):
+    v = mutant("lightning-data-callbacks", "batch_size=self.hparams.batch_size, shuffle=True)",
+               "batch_size=self.hparams.batch_size, shuffle=True, drop_last=True)")
+    assert_fails(v, "training loader yields", "drop_last")
+
+
 def test_early_stopping_mode_max_on_a_loss_fails(mutant):
     v = mutant("lightning-data-callbacks", 'EarlyStopping(monitor="val_loss", mode="min"',
                'EarlyStopping(monitor="val_loss", mode="max"')
@@ -119,7 +153,7 @@ def test_shuffled_validation_fails(mutant):
 
 
 def test_unseeded_split_fails(mutant):
-    v = mutant("lightning-data-callbacks", ",\n                                                    generator=split)", ")")
+    v = mutant("lightning-data-callbacks", ",  # key\n                                                    generator=split)", ")")
     assert_fails(v, "same seed", "Generator")
 
 

@@ -23,13 +23,15 @@ class BlobsDataModule(pl.LightningDataModule):
         self.val_set = None
 
     def setup(self, stage: str | None = None) -> None:
-        # TODO: build the data with make_blobs(...) from self.hparams, then split it with
-        #       random_split into a training set and a validation set of
-        #       round(n * val_fraction) samples. The same seed must always give the same split.
+        # TODO: the data from make_blobs, built from the hyperparameters, split into a training
+        #       set and a validation set of round(n * val_fraction) samples.
+        #       Watch out: the same seed must always give the same split, whatever else the
+        #       program has drawn from the global random generators.
         raise NotImplementedError("TODO: implement setup")
 
     def train_dataloader(self) -> DataLoader:
-        # TODO: a DataLoader over the training set: batch_size from hparams, new order every epoch
+        # TODO: the training batches (batch_size from hparams): a new order every epoch, and
+        #       every training sample used in each epoch.
         raise NotImplementedError("TODO: implement train_dataloader")
 
     def val_dataloader(self) -> DataLoader:
@@ -39,6 +41,7 @@ class BlobsDataModule(pl.LightningDataModule):
 
 def make_callbacks(dirpath: str, patience: int, top_k: int) -> list[pl.Callback]:
     """Stop when val_loss has not improved for `patience` epochs; keep the `top_k` best checkpoints."""
-    # TODO: return [EarlyStopping(...), ModelCheckpoint(...)], both watching "val_loss" (lower is
-    #       better); the checkpoints go to `dirpath`.
+    # TODO: one callback that stops the run, one that keeps the checkpoints, both judging the
+    #       logged "val_loss". Watch out: for a loss, lower is better, and every argument of this
+    #       function must reach the callback it is meant for.
     raise NotImplementedError("TODO: implement make_callbacks")
