@@ -122,8 +122,10 @@ def timed_exercises(course: Course, device: str) -> list[Exercise]:
     return found
 
 
-def self_timings(runner: Runner, ex: Exercise, repeats: int, device: str) -> dict[str, list[dict[str, Any]]]:
-    """figure name -> one timing dict per repeat (the exercise's reference against itself)."""
+def self_timings(runner: Runner, ex: Exercise, repeats: int, device: str,
+                 reported: dict[str, list[dict[str, Any]]] | None = None) -> dict[str, list[dict[str, Any]]]:
+    """figure name -> one timing dict per repeat (the exercise's reference against itself);
+    the checker's own timing figures (learner = the reference solution) go to `reported`."""
     out: dict[str, list[dict[str, Any]]] = {}
     with tempfile.TemporaryDirectory() as d:
         chk = Path(d) / "self_timing_check.py"
@@ -138,6 +140,8 @@ def self_timings(runner: Runner, ex: Exercise, repeats: int, device: str) -> dic
             for name, fig in v.figures.items():
                 if name.startswith("self: ") and isinstance(fig, dict) and "speedup" in fig:
                     out.setdefault(name[len("self: "):], []).append(fig)
+                elif reported is not None and isinstance(fig, dict) and "speedup" in fig:
+                    reported.setdefault(f"{ex.id}|{name}", []).append(fig)
             if not any(name.startswith("self: ") for name in v.figures):
                 print(f"  {ex.id}: no timing came back ({v.status}: {v.reason})", flush=True)
     return out
@@ -148,10 +152,11 @@ def print_self_table(runner: Runner, course: Course, repeats: int, device: str, 
           f"N = flagged too noisy to call)", flush=True)
     print(f"{'exercise':22s} {'figure':26s} {'speedups':48s} worst  clock", flush=True)
     worst_all = 0.0
+    reported: dict[str, list[dict[str, Any]]] = {}
     for ex in timed_exercises(course, device):
         if only and ex.id not in only:
             continue
-        for name, figs in self_timings(runner, ex, repeats, device).items():
+        for name, figs in self_timings(runner, ex, repeats, device, reported).items():
             cells = [f"{f['speedup']:.3f}" + ("N" if f.get("noisy") else " ") for f in figs]
             trusted = [f["speedup"] for f in figs if not f.get("noisy")]
             worst = max((abs(1 - s) for s in trusted), default=float("nan"))
@@ -162,6 +167,14 @@ def print_self_table(runner: Runner, course: Course, repeats: int, device: str, 
                 if f.get("noise_reason"):
                     print(f"{'':49s}noisy: {f['noise_reason']}", flush=True)
     print(f"worst |1 - speedup| over trusted figures: {worst_all:.3f}", flush=True)
+    print("\n== the checkers' own figures with the reference solution as the learner's code "
+          "(median speedup of the repeats; what the figure compares)")
+    for key, figs in reported.items():
+        ex_id, name = key.split("|", 1)
+        med = statistics.median(f["speedup"] for f in figs)
+        noisy = sum(bool(f.get("noisy")) for f in figs)
+        print(f"{ex_id:22s} {name[:26]:26s} {med:8.3f}x  noisy {noisy}/{len(figs)}  "
+              f"{figs[0].get('compares', '')}", flush=True)
 
 
 def latency(runner: Runner, course: Course) -> None:
