@@ -101,6 +101,35 @@ def test_accumulation_stepping_every_micro_batch_fails(mutant):
     assert_fails(v, "optimizer.step() should be called once", "5 time(s)")
 
 
+def test_accumulation_torch_chunk_makes_too_few_micro_batches(mutant):
+    # Issue 20: with sizes that always split evenly, torch.chunk passed.
+    v = mutant("memory-grad-accum", "zip(inputs.tensor_split(micro_batches), targets.tensor_split(micro_batches))",
+               "zip(inputs.chunk(micro_batches), targets.chunk(micro_batches))")
+    assert_fails(v, "should run 4 times", "[3, 3, 3]")
+
+
+def test_accumulation_returning_the_loss_tensor_fails(mutant):
+    v = mutant("memory-grad-accum", ("    total = 0.0\n", "    total = 0\n"), ("total += loss.item()", "total = total + loss"))
+    assert_fails(v, "returned a tensor that still holds the autograd graph", "loss.item()")
+
+
+def test_accumulation_hard_coded_cross_entropy_fails(mutant):
+    v = mutant("memory-grad-accum", "loss = loss_fn(model(xb), yb)",
+               "loss = torch.nn.functional.cross_entropy(model(xb), yb)")
+    assert_fails(v, "gradient of")
+
+
+def test_accumulation_unweighted_mean_of_micro_losses_fails(mutant):
+    v = mutant("memory-grad-accum", ("        total += loss.item()\n", "        total += loss.item() / (xb.shape[0] / n) / micro_batches\n"))
+    assert_fails(v, "returned loss (the full-batch mean)")
+
+
+def test_accumulation_summed_losses_divided_by_n_passes(variant):
+    variant("memory-grad-accum",
+            ("loss = loss_fn(model(xb), yb) * (xb.shape[0] / n)", "loss = loss_fn(model(xb), yb) * xb.shape[0] / n"),
+            ("    optimizer.zero_grad(set_to_none=True)\n", "    for p in model.parameters():\n        p.grad = None\n"))
+
+
 # -- memory-mixed-precision (CPU here: bf16, no scaler) -----------------------------------------
 
 def test_mixed_precision_solution_passes(solution_verdict):

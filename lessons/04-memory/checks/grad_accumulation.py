@@ -1,5 +1,6 @@
-"""Check: accumulated_step runs the model on micro-batches only, and leaves the full-batch
-gradients and parameters (and returns the full-batch loss)."""
+"""Check: accumulated_step runs the model on exactly `micro_batches` micro-batches (uneven
+splits included), uses the loss function it is given, leaves the full-batch gradients and
+parameters, and returns the full-batch loss as a float (no tensor, no graph)."""
 
 import copy
 import math
@@ -13,12 +14,19 @@ def _model(d_in, classes):
     return nn.Sequential(nn.Linear(d_in, 32), nn.Tanh(), nn.Linear(32, classes))
 
 
+def _smoothed(outputs, targets):
+    """A loss that is not F.cross_entropy: a hard-coded loss function shows."""
+    return F.cross_entropy(outputs, targets, label_smoothing=0.2)
+
+
 def check(ctx):
     mine = ctx.learner
-    # (batch, micro_batches): the last two do not divide evenly.
-    cases = [(64, 4), (32, 4), (30, 4), (45, 3)]
+    # (batch, micro_batches, loss): 30/4 and 45/7 do not divide evenly; 9/4 is what torch.chunk
+    # splits into only 3 pieces (3, 3, 3); None calls with the default micro_batches (4).
+    cases = [(64, 4, F.cross_entropy), (30, 4, _smoothed), (9, 4, F.cross_entropy),
+             (45, 7, _smoothed), (22, None, F.cross_entropy)]
     for trial in ctx.trials(len(cases)):
-        n, m = cases[trial]
+        n, m, loss_fn = cases[trial]
         d_in, classes = ctx.choice([(12, 5), (7, 3)])
         torch.manual_seed(ctx.seed + trial)
         model = _model(d_in, classes).to(ctx.device)
@@ -27,10 +35,11 @@ def check(ctx):
         y = ctx.randint(0, classes, (n,))
         opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
         twin_opt = torch.optim.SGD(twin.parameters(), lr=0.1, momentum=0.9)
+        which = "" if loss_fn is F.cross_entropy else " with the loss_fn given (label-smoothed cross-entropy)"
 
         # The expected result: one step on the whole batch.
         twin_opt.zero_grad()
-        full_loss = F.cross_entropy(twin(x), y)
+        full_loss = loss_fn(twin(x), y)
         full_loss.backward()
         twin_opt.step()
 
@@ -41,9 +50,16 @@ def check(ctx):
         steps = []
         hook = model.register_forward_pre_hook(lambda mod, args: sizes.append(args[0].shape[0]))
         step_hook = opt.register_step_post_hook(lambda *args: steps.append(len(sizes)))
-        loss = mine.accumulated_step(model, opt, F.cross_entropy, x, y, m)
+        x_before, y_before = x.clone(), y.clone()
+        if m is None:
+            loss = mine.accumulated_step(model, opt, loss_fn, x, y)
+            m = 4
+        else:
+            loss = mine.accumulated_step(model, opt, loss_fn, x, y, m)
         hook.remove()
         step_hook.remove()
+        ctx.expect(torch.equal(x, x_before) and torch.equal(y, y_before),
+                   "accumulated_step changed the inputs or targets it was given")
 
         largest = math.ceil(n / m)
         ctx.expect(len(sizes) > 0, "accumulated_step never called the model")
@@ -58,14 +74,20 @@ def check(ctx):
                    f"optimizer.step() should be called once, after the last micro-batch; it was "
                    f"called {len(steps)} time(s)" + (f" (after forward pass {', '.join(map(str, steps))} "
                                                    f"of {len(sizes)})" if steps else ""))
-        ctx.expect(isinstance(loss, (float, int)) or (isinstance(loss, torch.Tensor) and loss.numel() == 1),
-                   f"accumulated_step returned a {type(loss).__name__}; return the full-batch loss as "
-                   f"a Python float (loss.item())")
-        ctx.expect_grads_close({k: p.grad for k, p in model.named_parameters()},
-                               {k: p.grad for k, p in twin.named_parameters()})
-        ctx.expect_close("parameters after optimizer.step()", dict(model.named_parameters()),
+        if isinstance(loss, torch.Tensor):
+            ctx.fail(f"accumulated_step returned a tensor{' that still holds the autograd graph' if loss.grad_fn else ''}: "
+                     "return the full-batch loss as a Python float (loss.item()), so no tensor (or graph) "
+                     "outlives the step")
+        ctx.expect(isinstance(loss, float),
+                   f"accumulated_step returned a {type(loss).__name__}; return the full-batch loss as a Python float")
+        grads = {k: p.grad for k, p in model.named_parameters()}
+        missing = [k for k, g in grads.items() if g is None]
+        ctx.expect(not missing, f"after accumulated_step, `{missing[0] if missing else ''}` has no gradient: "
+                                "was .grad cleared after the last backward?")
+        ctx.expect_grads_close(grads, {k: p.grad for k, p in twin.named_parameters()})
+        ctx.expect_close(f"parameters after optimizer.step(){which}", dict(model.named_parameters()),
                          dict(twin.named_parameters()))
-        ctx.expect_close("returned loss (the full-batch mean)", float(loss), full_loss.item(),
+        ctx.expect_close(f"returned loss (the full-batch mean){which}", float(loss), full_loss.item(),
                          rtol=1e-5, atol=1e-6)
 
     # What accumulation buys: the activations of one micro-batch at a time.

@@ -12,10 +12,10 @@ def accumulated_step(model, optimizer, loss_fn, inputs, targets, micro_batches=4
     """One optimizer step on (inputs, targets), run as `micro_batches` smaller forward/backward
     passes. `loss_fn(outputs, targets)` returns the mean loss over the rows it is given.
     Returns the full-batch loss as a float."""
-    # TODO: clear the gradients left over from the previous step.
-    # TODO: split inputs and targets into `micro_batches` pieces along dim 0 without dropping any
-    #       rows (torch.tensor_split does that; the last pieces may be one row shorter).
-    # TODO: for each piece: loss = loss_fn(model(xb), yb), scaled so the accumulated gradient
-    #       equals the full-batch mean's gradient, then loss.backward().
-    # TODO: one optimizer.step() at the end; return the full-batch loss as a Python float.
+    # TODO: one optimizer step that leaves exactly the gradients and parameters of one step on
+    #       the whole batch, running the model on one micro-batch at a time. Watch out:
+    #       - gradients left over from an earlier step must not leak into this one;
+    #       - exactly `micro_batches` pieces, every row used once, also when the batch size does
+    #         not divide evenly (then the pieces differ in size, and so does their share);
+    #       - use the loss_fn you are given, and return a Python float, not a tensor.
     raise NotImplementedError("TODO: implement accumulated_step")
