@@ -9,10 +9,13 @@ def make_trainer(root_dir: str, *, clip_norm: float, accumulate: int, max_epochs
     return pl.Trainer(
         accelerator="auto",                  # a GPU when there is one, else the CPU
         devices=1,
-        precision="bf16-mixed",              # "16-mixed" is for GPUs; CPUs autocast to bfloat16
-        gradient_clip_val=clip_norm,         # clip the global gradient norm ...
+        # "16-mixed" is for GPUs; CPUs autocast to bfloat16
+        precision="bf16-mixed",  # key
+        # clip the global gradient norm ...
+        gradient_clip_val=clip_norm,  # key
         gradient_clip_algorithm="norm",      # ... (the default algorithm; "value" clips each entry)
-        accumulate_grad_batches=accumulate,  # one optimizer step per `accumulate` batches
+        # one optimizer step per `accumulate` batches
+        accumulate_grad_batches=accumulate,  # key
         max_epochs=max_epochs,
         callbacks=callbacks,
         logger=CSVLogger(save_dir=root_dir),

@@ -171,6 +171,25 @@ def test_trainer_solution_passes(solution_verdict):
     assert "GPU available" not in v.output   # quiet: no banner, no progress bar
 
 
+def test_trainer_accumulation_scheduler_callback_passes(variant):
+    # correct but different (issue 20): accumulation through the GradientAccumulationScheduler
+    # callback, which sets trainer.accumulate_grad_batches only once fit starts
+    variant("lightning-trainer-features",
+            ("        accumulate_grad_batches=accumulate,  # key\n", ""),
+            ("        callbacks=callbacks,\n",
+             "        callbacks=[*callbacks, __import__('pytorch_lightning').callbacks."
+             "GradientAccumulationScheduler(scheduling={0: accumulate})],\n"))
+
+
+def test_trainer_max_epochs_ignored_fails(mutant):
+    v = mutant("lightning-trainer-features", "max_epochs=max_epochs,", "max_epochs=3,")
+    assert_fails(v, "trainer.max_epochs")
+
+
+def test_trainer_default_root_dir_missing_fails(mutant):
+    assert_fails(mutant("lightning-trainer-features", "        default_root_dir=root_dir,\n", ""), "default_root_dir")
+
+
 def test_value_clipping_fails(mutant):
     v = mutant("lightning-trainer-features", 'gradient_clip_algorithm="norm"', 'gradient_clip_algorithm="value"')
     assert_fails(v, "gradient_clip_algorithm")
@@ -187,7 +206,7 @@ def test_full_precision_fails(mutant):
 
 def test_fixed_accumulation_fails(mutant):
     v = mutant("lightning-trainer-features", "accumulate_grad_batches=accumulate", "accumulate_grad_batches=5")
-    assert_fails(v, "accumulate_grad_batches")
+    assert_fails(v, "the optimizer stepped after", "one optimizer step per accumulate=")
 
 
 def test_callbacks_not_passed_fails(mutant):

@@ -14,4 +14,6 @@ def make_trainer(root_dir: str, *, clip_norm: float, accumulate: int, max_epochs
     #   - trains for `max_epochs` epochs and runs the given `callbacks`
     #   - logs with a CSVLogger under `root_dir` and uses `root_dir` as its default_root_dir
     #   - shows no progress bar and no model summary
+    # Watch out: this runs on a CPU, where only one of Lightning's mixed-precision modes is real;
+    # and clipping "the gradient norm" is not the same as clipping each gradient value.
     raise NotImplementedError("TODO: implement make_trainer")
