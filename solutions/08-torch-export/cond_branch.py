@@ -17,4 +17,4 @@ class Gate(nn.Module):
         strong = x.abs().mean() > 1.0  # a 0-d bool tensor: no Python bool needed
         # Both branches take the same operands and return tensors of the same shape and dtype;
         # only the one the predicate picks runs.
-        return torch.cond(strong, self.deep, self.cheap, (x,))
+        return torch.cond(strong, self.deep, self.cheap, (x,))  # key

@@ -25,8 +25,8 @@ class Pooler(nn.Module):
 
 def export_pooler(model: nn.Module, tokens: torch.Tensor, mask: torch.Tensor) -> ExportedProgram:
     """Export `model` so that the program accepts any batch size from 1 to 100 (and no other)."""
-    batch = Dim("batch", min=1, max=100)
+    batch = Dim("batch", min=1, max=100)  # key
     # Keyed by forward's argument names. One Dim object for both: the two batch sizes are the
     # same symbol, which is what the model's arithmetic requires anyway.
-    dynamic_shapes = {"tokens": {0: batch}, "mask": {0: batch}}
-    return torch.export.export(model, (tokens, mask), dynamic_shapes=dynamic_shapes)
+    dynamic_shapes = {"tokens": {0: batch}, "mask": {0: batch}}  # key
+    return torch.export.export(model, (tokens, mask), dynamic_shapes=dynamic_shapes)  # key

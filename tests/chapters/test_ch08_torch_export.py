@@ -13,8 +13,13 @@ _SHAPES = '{"tokens": {0: batch}, "mask": {0: batch}}'
 
 
 def test_dynamic_batch_solution_passes(solution_verdict):
-    v = assert_passes(solution_verdict("export-dynamic-batch"))
+    v = assert_passes(solution_verdict("export-dynamic-batch", seeds=2))
     assert v.figures["batch_range"] == {"min": 1, "max": 100}
+
+
+def test_dynamic_batch_positional_dynamic_shapes_pass(variant):
+    """Correct but different: dynamic_shapes as a tuple in the order of forward's arguments."""
+    variant("export-dynamic-batch", _SHAPES, "({0: batch}, {0: batch})")
 
 
 def test_dynamic_batch_static_export_rejects_other_batches(mutant):
@@ -52,7 +57,20 @@ _COND = "torch.cond(strong, self.deep, self.cheap, (x,))"
 
 
 def test_cond_solution_passes(solution_verdict):
-    assert_passes(solution_verdict("export-cond-branch"))
+    assert_passes(solution_verdict("export-cond-branch", seeds=2))
+
+
+def test_cond_with_local_branch_functions_passes(variant):
+    """Correct but different: branches as local functions that use self through a closure."""
+    variant("export-cond-branch", "        return " + _COND,
+            "        def strong_path(t):\n            return self.deep(t)\n\n"
+            "        def weak_path(t):\n            return self.cheap(t)\n\n"
+            "        return torch.cond(strong, strong_path, weak_path, [x])")
+
+
+def test_cond_predicate_without_abs_fails(mutant):
+    v = mutant("export-cond-branch", "x.abs().mean() > 1.0", "x.mean() > 1.0")
+    assert_fails(v, "strong input", "deep path")
 
 
 def test_cond_stub_python_if_cannot_export(check_code, course):
@@ -86,8 +104,20 @@ _SAVE = 'torch.export.save(ep, path, extra_files={"labels.json": json.dumps(labe
 
 
 def test_save_load_solution_passes(solution_verdict):
-    v = assert_passes(solution_verdict("export-save-load"))
+    v = assert_passes(solution_verdict("export-save-load", seeds=2))
     assert v.figures["file_kb"] > 0
+
+
+def test_save_load_positional_shapes_and_an_extra_dict_pass(variant):
+    """Correct but different: positional dynamic_shapes, the extra-files dict built from a list."""
+    variant("export-save-load",
+            ('dynamic_shapes={"x": {0: batch}}', "dynamic_shapes=({0: batch},)"),
+            ('    extra = {"labels.json": ""}', '    extra = dict.fromkeys(["labels.json"], "")'))
+
+
+def test_save_load_unbounded_batch_fails(mutant):
+    v = mutant("export-save-load", 'Dim("batch", min=1, max=1024)', "Dim.AUTO")
+    assert_fails(v, "accepted batch 1025", "max=1024")
 
 
 def test_save_load_torch_save_is_not_a_pt2(mutant):

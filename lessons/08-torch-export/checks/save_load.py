@@ -86,3 +86,13 @@ def check(ctx):
                 ctx.fail(f"the loaded program rejected batch {batches[i]} (it was exported with batch "
                          f"{example_batch}): {_first_line(exc)}. Export with the batch dimension dynamic, from 1 to 1024.")
             ctx.expect_close(f"output of the loaded program for batch {batches[i]}", out, expected[i])
+
+        ctx.phase("checking that batch 1025 is rejected")
+        try:
+            module(ctx.randn(1025, FEATURES))
+            accepted = True
+        except Exception:
+            accepted = False
+        ctx.expect(not accepted, "the loaded program accepted batch 1025: the task's range is 1 to 1024. "
+                                 "Give the batch Dim max=1024 (Dim.AUTO and Dim.DYNAMIC without a max "
+                                 "mean \"any size\")")

@@ -24,8 +24,9 @@ class Gate(nn.Module):
         self.deep = nn.Sequential(nn.Linear(dim, 64), nn.GELU(), nn.Linear(64, dim))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        # TODO: torch.export cannot capture this `if`: turn it into torch.cond(pred, true_fn,
-        #       false_fn, operands), with both branches as functions of the operands.
+        # TODO: torch.export cannot capture this `if`. Make the graph itself choose the path,
+        #       so that one exported program serves strong and weak inputs alike. Only the
+        #       chosen path should run (no computing both and selecting).
         if x.abs().mean() > 1.0:
             return self.deep(x)
         return self.cheap(x)

@@ -30,8 +30,7 @@ class Pooler(nn.Module):
 
 def export_pooler(model: nn.Module, tokens: torch.Tensor, mask: torch.Tensor) -> ExportedProgram:
     """Export `model` so that the program accepts any batch size from 1 to 100 (and no other)."""
-    # TODO: describe the batch dimension with torch.export.Dim (a name, min and max).
-    # TODO: build dynamic_shapes, keyed by forward's argument names: which dimension of
-    #       `tokens` and of `mask` is the batch?
-    # TODO: return torch.export.export(model, (tokens, mask), dynamic_shapes=...)
+    # TODO: tell export which dimension of each input is the batch, and the range it may take.
+    # TODO: watch out: the model combines the two inputs, so their batch sizes are not
+    #       independent; and "dynamic" without a limit would also accept batch 101.
     raise NotImplementedError("TODO: export with a dynamic batch dimension")

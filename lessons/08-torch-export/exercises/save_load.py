@@ -20,13 +20,16 @@ from torch.export import Dim
 def save_program(model: nn.Module, example: torch.Tensor, labels: list[str], path: str) -> None:
     """Export `model` (batch dimension dynamic, 1 to 1024) and save it to `path` with `labels`
     stored inside the archive as `labels.json`."""
-    # TODO: torch.export.export with dynamic_shapes for the batch dimension of `x`
-    # TODO: torch.export.save(..., extra_files={"labels.json": <the labels as JSON text>})
+    # TODO: an exported program whose batch dimension may be anything from 1 to 1024 (and no more).
+    # TODO: one .pt2 archive holding both the program and the labels, as JSON text under the
+    #       name labels.json.
     raise NotImplementedError("TODO: export and save")
 
 
 def load_program(path: str):
     """Load what save_program wrote. Returns (a callable module, the list of labels)."""
-    # TODO: torch.export.load(path, extra_files=...) fills a dict of {name: contents}
-    # TODO: return the program's runnable module and the decoded labels
+    # TODO: read the program and labels.json back from the archive (loading can fill in extra
+    #       files for you: look at how it is told which names to read).
+    # TODO: watch out: what loading returns is a description of a program, not something you
+    #       can call.
     raise NotImplementedError("TODO: load")
