@@ -3,13 +3,25 @@
 Lessons are data. Every manifest is validated on load and every problem is reported as
 `lessons/02-custom-autograd/lesson.toml: steps[3].hints: must be a non-empty list`.
 Plain Python: no torch, no Textual.
+
+Languages: `load_course(lang="zh")` gives a course whose texts, titles, summaries and hints are
+in Chinese wherever a translation exists, English otherwise, field by field. Guides come from
+`guide/zh/<file>`; the rest from `i18n/zh.toml` beside the manifest (the manifest stays English):
+
+    title = "..."              # the chapter's title and summary
+    summary = "..."
+    [steps.sigmoid]            # keyed by step id
+    title = "..."
+    hints = ["...", "..."]     # exercises only, as many as the English ones
+
+`Course.untranslated()` says which fields fell back to English.
 """
 
 from __future__ import annotations
 
 import re
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Iterator, Literal
@@ -28,6 +40,8 @@ STEP_KINDS = ("read", "passage", "exercise")
 DEVICES = ("cpu", "any", "cuda")  # any: CUDA when present (or asked for), else CPU
 _SLUG = re.compile(r"^(\d\d)-[a-z0-9][a-z0-9-]*$")
 _ID = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+_LANG = re.compile(r"^[a-z]{2,3}(?:-[A-Za-z0-9]{2,8})?$")
+I18N_DIR = "i18n"
 _FENCE = re.compile(r"^```([^\n`]*)\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
 
 
@@ -113,18 +127,21 @@ class Step:
     index: int
     kind: str
     id: str
-    title: str
-    texts: dict[str, Path]  # language -> Markdown file
+    title: str              # in the course's language where translated, else English
+    texts: dict[str, Path]  # language -> Markdown file (every guide/<lang>/ that has the file)
+    language: str = DEFAULT_LANGUAGE        # the language the course was loaded in
+    fallbacks: tuple[str, ...] = ()         # fields shown in English: "guide", "title", "hints"
 
     @property
     def key(self) -> str:
         """Unique across the course: `02-custom-autograd/sigmoid`."""
         return f"{self.chapter_slug}/{self.id}"
 
-    def text_path(self, language: str = DEFAULT_LANGUAGE) -> Path:
-        return self.texts.get(language) or self.texts[DEFAULT_LANGUAGE]
+    def text_path(self, language: str | None = None) -> Path:
+        """The guide file in `language` (default: the course's), else the English one."""
+        return self.texts.get(language or self.language) or self.texts[DEFAULT_LANGUAGE]
 
-    def text(self, language: str = DEFAULT_LANGUAGE) -> str:
+    def text(self, language: str | None = None) -> str:
         return self.text_path(language).read_text(encoding="utf-8")
 
 
@@ -140,7 +157,7 @@ class Passage(Step):
     block: int = 0
     run: bool = False
 
-    def code(self, language: str = DEFAULT_LANGUAGE) -> str:
+    def code(self, language: str | None = None) -> str:
         blocks = [b for b in code_blocks(self.text(language)) if b.language == "python"]
         return blocks[self.block].code
 
@@ -167,8 +184,10 @@ class Chapter:
     title: str
     summary: str
     directory: Path
-    languages: tuple[str, ...]
+    languages: tuple[str, ...]  # the manifest's: every step must have a guide in each
     steps: tuple[Step, ...]
+    language: str = DEFAULT_LANGUAGE
+    fallbacks: tuple[str, ...] = ()  # chapter fields shown in English: "title", "summary"
 
     @property
     def exercises(self) -> list[Exercise]:
@@ -186,8 +205,33 @@ class Chapter:
 
 
 @dataclass(frozen=True)
+class Untranslated:
+    """A chapter or step some of whose fields fall back to English in `language`."""
+
+    where: str                # `02-custom-autograd` (the chapter) or `02-custom-autograd/sigmoid`
+    language: str
+    fields: tuple[str, ...]   # guide, title, summary, hints
+
+    def __str__(self) -> str:
+        return f"{self.where}: no {self.language} {', '.join(self.fields)}"
+
+
+@dataclass(frozen=True)
 class Course:
     chapters: tuple[Chapter, ...]
+    language: str = DEFAULT_LANGUAGE
+
+    def untranslated(self) -> list[Untranslated]:
+        """Every chapter and step with a field shown in English although the course's
+        language is another one, in course order; empty for an English course."""
+        if self.language == DEFAULT_LANGUAGE:
+            return []
+        out = []
+        for c in self.chapters:
+            if c.fallbacks:
+                out.append(Untranslated(c.slug, self.language, c.fallbacks))
+            out.extend(Untranslated(s.key, self.language, s.fallbacks) for s in c.steps if s.fallbacks)
+        return out
 
     def chapter(self, number: int) -> Chapter:
         for c in self.chapters:
@@ -279,8 +323,11 @@ def _kind_name(kind: type | tuple[type, ...]) -> str:
     return " or ".join(names.get(k, k.__name__) for k in kinds)
 
 
-def load_chapter(directory: Path, solutions: Path | None = None) -> Chapter:
-    """Load and validate one chapter folder; raise LessonError on the first problem."""
+def load_chapter(directory: Path, solutions: Path | None = None,
+                 lang: str = DEFAULT_LANGUAGE) -> Chapter:
+    """Load and validate one chapter folder in `lang` (English wherever a field has no
+    translation); raise LessonError on the first problem."""
+    _check_language(lang)
     directory = directory.resolve()
     manifest = directory / MANIFEST
     slug_match = _SLUG.match(directory.name)
@@ -315,8 +362,9 @@ def load_chapter(directory: Path, solutions: Path | None = None) -> Chapter:
     for i, raw in enumerate(raw_steps):
         f = _Fields(manifest, raw, f"steps[{i}]")
         steps.append(_load_step(f, i, directory, solutions, tuple(languages), seen))
-    return Chapter(number=number, slug=directory.name, title=title, summary=summary,
-                   directory=directory, languages=tuple(languages), steps=tuple(steps))
+    chapter = Chapter(number=number, slug=directory.name, title=title, summary=summary,
+                      directory=directory, languages=tuple(languages), steps=tuple(steps))
+    return chapter if lang == DEFAULT_LANGUAGE else _translate(chapter, lang)
 
 
 def _load_step(f: _Fields, index: int, directory: Path, solutions: Path,
@@ -338,8 +386,12 @@ def _load_step(f: _Fields, index: int, directory: Path, solutions: Path,
         if not path.is_file():
             raise f.error("text", f"file not found: {_display(path)}")
         texts[lang] = path
-    common = dict(chapter_slug=directory.name, index=index, kind=kind, id=step_id,
-                  title=title, texts=texts)
+    # Languages the manifest does not declare are optional, step by step (English fallback).
+    for lang in _guide_languages(directory):
+        if lang not in texts and (directory / "guide" / lang / text_name).is_file():
+            texts[lang] = directory / "guide" / lang / text_name
+    common: dict[str, Any] = {"chapter_slug": directory.name, "index": index, "kind": kind,
+                              "id": step_id, "title": title, "texts": texts}
     if kind == "read":
         return ReadStep(**common)
     if kind == "passage":
@@ -386,13 +438,14 @@ def _load_step(f: _Fields, index: int, directory: Path, solutions: Path,
     )
 
 
-def load_course(lessons: Path | None = None, solutions: Path | None = None) -> Course:
-    """Load every chapter; raise LessonError on the first problem found."""
+def load_course(lessons: Path | None = None, solutions: Path | None = None,
+                lang: str = DEFAULT_LANGUAGE) -> Course:
+    """Load every chapter in `lang`; raise LessonError on the first problem found."""
+    _check_language(lang)
     lessons = lessons or paths.lessons_dir()
     if not lessons.is_dir():
         raise LessonError(lessons, "", "lessons folder not found")
-    chapters = [load_chapter(d, solutions) for d in sorted(lessons.iterdir())
-                if d.is_dir() and not d.name.startswith((".", "_"))]
+    chapters = [load_chapter(d, solutions, lang) for d in _chapter_dirs(lessons)]
     seen: dict[str, str] = {}
     numbers: set[int] = set()
     for c in chapters:
@@ -404,4 +457,127 @@ def load_course(lessons: Path | None = None, solutions: Path | None = None) -> C
                 raise LessonError(c.directory / MANIFEST, f"steps[{e.index}].id",
                                   f"exercise id {e.id!r} is already used in {seen[e.id]}")
             seen[e.id] = c.slug
-    return Course(chapters=tuple(chapters))
+    return Course(chapters=tuple(chapters), language=lang)
+
+
+def _chapter_dirs(lessons: Path) -> list[Path]:
+    return [d for d in sorted(lessons.iterdir()) if d.is_dir() and not d.name.startswith((".", "_"))]
+
+
+# ---------------------------------------------------------------------------------------------
+# Languages
+
+
+def _check_language(lang: str) -> None:
+    # The code becomes part of file paths (guide/<lang>/, i18n/<lang>.toml): no separators.
+    if not isinstance(lang, str) or not _LANG.match(lang):
+        raise ValueError(f"not a language code: {lang!r} (expected something like 'en' or 'zh')")
+
+
+def _guide_languages(directory: Path) -> list[str]:
+    guide = directory / "guide"
+    if not guide.is_dir():
+        return []
+    return sorted(d.name for d in guide.iterdir() if d.is_dir() and _LANG.match(d.name))
+
+
+def available_languages(lessons: Path | None = None) -> tuple[str, ...]:
+    """English first, then every language some chapter has a guide or an i18n file in."""
+    lessons = lessons or paths.lessons_dir()
+    found: set[str] = set()
+    if lessons.is_dir():
+        for d in _chapter_dirs(lessons):
+            found.update(_guide_languages(d))
+            if (d / I18N_DIR).is_dir():
+                found.update(f.stem for f in (d / I18N_DIR).glob("*.toml") if _LANG.match(f.stem))
+    found.discard(DEFAULT_LANGUAGE)
+    return (DEFAULT_LANGUAGE, *sorted(found))
+
+
+def translation_file(directory: Path, lang: str) -> Path:
+    """`lessons/NN-slug/i18n/<lang>.toml`: the chapter's titles, summary and hints in `lang`."""
+    return directory / I18N_DIR / f"{lang}.toml"
+
+
+_CHAPTER_KEYS = ("title", "summary", "steps")
+_STEP_KEYS = ("title", "hints")
+
+
+def _read_translation(directory: Path, lang: str) -> _Fields | None:
+    path = translation_file(directory, lang)
+    if not path.exists():
+        return None
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise LessonError(path, "", f"not valid TOML: {exc}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LessonError(path, "", f"cannot be read: {exc}") from None
+    return _Fields(path, data, "")
+
+
+def _unknown_keys(f: _Fields, allowed: tuple[str, ...]) -> None:
+    # A misspelt key (`titel`) would otherwise be ignored and the field silently stay English.
+    for key in f.table:
+        if key not in allowed:
+            raise f.error(key, f"unknown key; expected one of {', '.join(allowed)}")
+
+
+def _translate(chapter: Chapter, lang: str) -> Chapter:
+    """The chapter with its titles, summary and hints taken from i18n/<lang>.toml where
+    present, validated against the English manifest."""
+    top = _read_translation(chapter.directory, lang)
+    table: dict[str, Any] = {}
+    if top is not None:
+        _unknown_keys(top, _CHAPTER_KEYS)
+        table = top.get("steps", dict, {}, "a table of step ids")
+    by_id = {s.id: s for s in chapter.steps}
+    for step_id in table:
+        if step_id not in by_id:
+            assert top is not None
+            raise top.error(f"steps.{step_id}", f"no step {step_id!r} in {chapter.slug}/lesson.toml")
+
+    chapter_fallbacks = []
+    title, summary = chapter.title, chapter.summary
+    if top is not None and "title" in top.table:
+        title = top.text("title")
+    else:
+        chapter_fallbacks.append("title")
+    if top is not None and "summary" in top.table:
+        summary = top.text("summary")
+    elif chapter.summary:
+        chapter_fallbacks.append("summary")
+
+    steps = []
+    for step in chapter.steps:
+        fallbacks = [] if lang in step.texts else ["guide"]
+        changes: dict[str, Any] = {"language": lang}
+        if step.id in table:
+            assert top is not None
+            sf = _Fields(top.file, table[step.id], f"steps.{step.id}")
+            _unknown_keys(sf, _STEP_KEYS)
+            if "title" in sf.table:
+                changes["title"] = sf.text("title")
+            if "hints" in sf.table:
+                changes["hints"] = _translated_hints(sf, step)
+        if "title" not in changes:
+            fallbacks.append("title")
+        if isinstance(step, Exercise) and "hints" not in changes:
+            fallbacks.append("hints")
+        steps.append(replace(step, fallbacks=tuple(fallbacks), **changes))
+    return replace(chapter, title=title, summary=summary, steps=tuple(steps), language=lang,
+                   fallbacks=tuple(chapter_fallbacks))
+
+
+def _translated_hints(f: _Fields, step: Step) -> tuple[str, ...]:
+    if not isinstance(step, Exercise):
+        raise f.error("hints", f"only exercises have hints; {step.id!r} is a {step.kind} step")
+    hints = f.get("hints", list)
+    for j, hint in enumerate(hints):
+        if not isinstance(hint, str) or not hint.strip():
+            raise LessonError(f.file, f"{f.name('hints')}[{j}]", "must be a non-empty string")
+    # Hint n is revealed after n-1 others: a different count would pair hints up wrongly.
+    if len(hints) != len(step.hints):
+        raise f.error("hints", f"has {len(hints)} hints, the English manifest has {len(step.hints)}; "
+                               "translate each English hint once")
+    return tuple(h.strip() for h in hints)
