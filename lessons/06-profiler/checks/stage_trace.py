@@ -23,6 +23,9 @@ def check(ctx):
     for trial in ctx.trials(2):
         d_in, hidden, classes = ctx.choice([17, 32]), ctx.choice([64, 96]), ctx.choice([3, 5])
         batch = ctx.choice([8, 13])
+        # Weights from the run's seed, not from whatever the global RNG holds after the learner's
+        # code ran: a rerun with the same seed must build the same model.
+        torch.manual_seed(ctx.seed + trial)
         model = nn.Sequential(nn.Linear(d_in, hidden), nn.ReLU(), nn.Linear(hidden, classes))
         ref_model = copy.deepcopy(model)
         opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
