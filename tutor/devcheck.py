@@ -1,6 +1,7 @@
 """`tutor dev check`: the course author's gate, modelled on rustlings' `dev check`.
 
-Every manifest loads; every guide code block parses; every stub has TODO markers and none of
+Every manifest loads; every guide code block parses; every translated guide has the English
+guide's python blocks unchanged (steps not yet translated are listed as warnings); every stub has TODO markers and none of
 the lines its solution marks `# key`; every exercise's stub FAILS its check and its solution PASSES. Exercises this machine cannot run
 (CUDA, several GPUs) are reported as skipped, never counted as passed.
 """
@@ -20,7 +21,15 @@ from rich.table import Table
 
 from tutor import paths
 from tutor.checks import STATUS_STYLE, run_checks
-from tutor.course import Course, Exercise, LessonError, code_blocks, load_course
+from tutor.course import (
+    DEFAULT_LANGUAGE,
+    Course,
+    Exercise,
+    LessonError,
+    available_languages,
+    code_blocks,
+    load_course,
+)
 from tutor.runner.client import Runner
 from tutor.workspace import Workspace
 
@@ -30,6 +39,7 @@ class Report:
     problems: list[str] = field(default_factory=list)
     rows: list[tuple[str, str, str, str]] = field(default_factory=list)  # exercise, stub, solution, note
     skipped: int = 0
+    warnings: list[str] = field(default_factory=list)  # reported, never a failure
 
 
 def _syntax_problem(code: str, path: Path, course: Course, where: str = "") -> str | None:
@@ -123,6 +133,57 @@ def static_problems(course: Course) -> list[str]:
     return list(dict.fromkeys(p for p in found if p))  # a shared helper is seen once per exercise
 
 
+def translation_problems(course: Course) -> list[str]:
+    """Every translated guide has the same ```python blocks as the English one, byte for byte
+    and in the same order (fence line included), so type-along passages, `python run` blocks
+    and the manifest's `block =` index mean the same code in every language."""
+    problems = []
+    for step in course.steps():
+        english = step.texts[DEFAULT_LANGUAGE]
+        en_blocks = [b for b in code_blocks(english.read_text(encoding="utf-8")) if b.language == "python"]
+        for lang, path in sorted(step.texts.items()):
+            if lang == DEFAULT_LANGUAGE:
+                continue
+            blocks = [b for b in code_blocks(path.read_text(encoding="utf-8")) if b.language == "python"]
+            where = f"{_rel(path, course)}: "
+            if len(blocks) != len(en_blocks):
+                problems.append(f"{where}has {len(blocks)} python code block(s), guide/{DEFAULT_LANGUAGE}/"
+                                f"{english.name} has {len(en_blocks)}; code must be the same in every language")
+                continue
+            for i, (mine, theirs) in enumerate(zip(blocks, en_blocks)):
+                if mine.info != theirs.info:
+                    problems.append(f"{where}python block {i}: fenced as ```{mine.info}, the English one as "
+                                    f"```{theirs.info}")
+                elif mine.code != theirs.code:
+                    problems.append(f"{where}python block {i}: differs from guide/{DEFAULT_LANGUAGE}/{english.name} "
+                                    f"{_first_difference(mine.code, theirs.code)}; copy the English block unchanged")
+    return problems
+
+
+def _first_difference(mine: str, theirs: str) -> str:
+    a, b = mine.splitlines(), theirs.splitlines()
+    for n, (x, y) in enumerate(zip(a, b), start=1):
+        if x != y:
+            return f"at line {n} ({x.strip()[:60]!r} instead of {y.strip()[:60]!r})"
+    return f"in length ({len(a)} lines instead of {len(b)})" if len(a) != len(b) else "in line endings"
+
+
+def untranslated_report(lessons: Path | None = None, solutions: Path | None = None) -> tuple[list[str], list[str]]:
+    """(problems, warnings) for every language the course has besides English: a translation
+    file that does not load is a problem; a field still in English is only a warning."""
+    problems, warnings = [], []
+    for lang in available_languages(lessons):
+        if lang == DEFAULT_LANGUAGE:
+            continue
+        try:
+            translated = load_course(lessons, solutions, lang=lang)
+        except LessonError as exc:
+            problems.append(str(exc))
+            continue
+        warnings.extend(str(u) for u in translated.untranslated())
+    return problems, warnings
+
+
 def _rel(path: Path, course: Course) -> str:
     for parent in path.parents:
         if parent.name in ("lessons", "solutions"):
@@ -141,8 +202,10 @@ def dev_check(console: Console, home: Path, chapters: list[int] | None = None, r
     if chapters and len(wanted) != len(set(chapters)):
         console.print(f"[red]✗[/] no chapter {sorted(set(chapters) - {c.number for c in wanted})}")
         return 2
-    report = Report(problems=[p for p in static_problems(course)
-                              if not chapters or any(c.slug in p for c in wanted)])
+    i18n_problems, untranslated = untranslated_report()
+    report = Report(problems=[p for p in static_problems(course) + translation_problems(course) + i18n_problems
+                              if not chapters or any(c.slug in p for c in wanted)],
+                    warnings=[w for w in untranslated if not chapters or any(c.slug in w for c in wanted)])
     exercises = [e for c in wanted for e in c.exercises]
     if run and exercises:
         workspace = Workspace(home)
@@ -181,7 +244,7 @@ def dev_check(console: Console, home: Path, chapters: list[int] | None = None, r
                 note = f"stub: {sv.reason[:90]}" if sv.status != "passed" else ""
             report.rows.append((e.key, sv.status, rv.status, note + f"  [{rv.duration_s:.1f} s]"))
     if as_json:
-        print(json.dumps({"problems": report.problems, "skipped": report.skipped,
+        print(json.dumps({"problems": report.problems, "untranslated": report.warnings, "skipped": report.skipped,
                           "exercises": [dict(zip(("exercise", "stub", "solution", "note"), r))
                                         for r in report.rows]}, indent=2))
     else:
@@ -195,9 +258,14 @@ def dev_check(console: Console, home: Path, chapters: list[int] | None = None, r
                 table.add_row(key, f"[{stub_style}]{stub_status}[/]",
                               f"[{STATUS_STYLE.get(sol_status, '')}]{sol_status}[/]", note)
             console.print(table)
+        if report.warnings:
+            console.print(f"! {len(report.warnings)} chapter(s) or step(s) not fully translated (shown in English):",
+                          style="yellow", highlight=False, markup=False)
+            for w in report.warnings:
+                console.print("  " + w, style="yellow", highlight=False, markup=False)
         for p in report.problems:
             console.print("✗ " + p, style="red", highlight=False, markup=False)
         n = len(wanted)
         console.print(f"{n} chapter(s), {len(exercises)} exercise(s), {report.skipped} skipped on this machine, "
-                      f"{len(report.problems)} problem(s)")
+                      f"{len(report.warnings)} untranslated, {len(report.problems)} problem(s)")
     return 1 if report.problems else 0

@@ -1,0 +1,145 @@
+"""`tutor dev check` and translations: code blocks identical in every language (a failure),
+steps not yet translated listed (a warning only)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tutor.course import load_course
+from tutor.devcheck import translation_problems, untranslated_report
+
+ROOT = Path(__file__).resolve().parents[1]
+
+MANIFEST = '''format_version = 1
+title = "Test chapter"
+summary = "A summary."
+
+[[steps]]
+kind = "read"
+id = "intro"
+title = "Intro"
+text = "01-intro.md"
+
+[[steps]]
+kind = "passage"
+id = "typing"
+title = "Type this"
+text = "02-typing.md"
+block = 1
+'''
+
+EN_TYPING = '''# Typing
+
+First a small one:
+
+```python
+x = 1
+```
+
+Then the passage:
+
+```python run
+import math
+
+# the circle's area
+print(math.pi * 2.0 ** 2)
+```
+'''
+
+ZH_TYPING = EN_TYPING.replace("# Typing", "# 跟着敲").replace("First a small one:", "先来一个小例子：") \
+    .replace("Then the passage:", "然后是要敲的代码：")
+
+
+@pytest.fixture
+def chapter(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "course"
+    ch = root / "lessons" / "01-basics"
+    (ch / "guide" / "en").mkdir(parents=True)
+    (ch / "guide" / "zh").mkdir(parents=True)
+    (ch / "i18n").mkdir()
+    (root / "solutions" / "01-basics").mkdir(parents=True)
+    (ch / "lesson.toml").write_text(MANIFEST, encoding="utf-8")
+    (ch / "guide" / "en" / "01-intro.md").write_text("# Intro\n\nNo code here.\n", encoding="utf-8")
+    (ch / "guide" / "en" / "02-typing.md").write_text(EN_TYPING, encoding="utf-8")
+    (ch / "guide" / "zh" / "02-typing.md").write_text(ZH_TYPING, encoding="utf-8")
+    monkeypatch.setenv("TUTOR_COURSE", str(root))
+    return ch
+
+
+def zh_typing(chapter: Path, text: str) -> list[str]:
+    (chapter / "guide" / "zh" / "02-typing.md").write_text(text, encoding="utf-8")
+    return translation_problems(load_course())
+
+
+def test_identical_code_with_translated_prose_is_fine(chapter):
+    assert translation_problems(load_course()) == []
+
+
+def test_a_translated_comment_inside_code_is_a_problem(chapter):
+    problems = zh_typing(chapter, ZH_TYPING.replace("# the circle's area", "# 圆的面积"))
+    assert problems == [("lessons/01-basics/guide/zh/02-typing.md: python block 1: differs from "
+                        "guide/en/02-typing.md at line 3 ('# 圆的面积' instead of \"# the circle's area\"); "
+                        "copy the English block unchanged")]
+
+
+def test_a_missing_block_and_a_different_fence_are_problems(chapter):
+    one_block = ZH_TYPING.replace("```python\nx = 1\n```\n", "")
+    assert zh_typing(chapter, one_block) == [
+        ("lessons/01-basics/guide/zh/02-typing.md: has 1 python code block(s), guide/en/02-typing.md has 2; "
+        "code must be the same in every language")]
+    not_run = ZH_TYPING.replace("```python run", "```python")
+    assert zh_typing(chapter, not_run) == [
+        ("lessons/01-basics/guide/zh/02-typing.md: python block 1: fenced as ```python, "
+        "the English one as ```python run")]
+
+
+def test_trailing_whitespace_or_a_changed_number_is_caught(chapter):
+    assert zh_typing(chapter, ZH_TYPING.replace("2.0 ** 2", "2.0 ** 3"))
+    assert zh_typing(chapter, ZH_TYPING.replace("x = 1\n", "x = 1 \n"))
+
+
+def test_untranslated_steps_are_warnings_and_a_broken_file_a_problem(chapter):
+    problems, warnings = untranslated_report()
+    assert problems == []
+    assert warnings == ["01-basics: no zh title, summary", "01-basics/intro: no zh guide, title",
+                        "01-basics/typing: no zh title"]
+    (chapter / "i18n" / "zh.toml").write_text('[steps.typo]\ntitle = "x"\n', encoding="utf-8")
+    problems, warnings = untranslated_report()
+    assert problems == ["lessons/01-basics/i18n/zh.toml: steps.typo: no step 'typo' in 01-basics/lesson.toml"]
+
+
+def run_dev_check(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ, TUTOR_HOME=str(tmp_path / "home"), COLUMNS="200")
+    env.pop("PYTHONUNBUFFERED", None)
+    return subprocess.run([sys.executable, "-m", "tutor", "dev", "check", "--no-run", *args],
+                          capture_output=True, text=True, env=env, timeout=120, cwd=ROOT, check=False)
+
+
+def test_dev_check_warns_about_untranslated_steps_without_failing(chapter, tmp_path):
+    done = run_dev_check(tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "01-basics/intro: no zh guide, title" in done.stdout
+    assert "3 untranslated, 0 problem(s)" in done.stdout
+    data = json.loads(run_dev_check(tmp_path, "--json").stdout)
+    assert data["problems"] == [] and len(data["untranslated"]) == 3
+
+
+def test_dev_check_fails_when_code_drifts_between_languages(chapter, tmp_path):
+    (chapter / "guide" / "zh" / "02-typing.md").write_text(ZH_TYPING.replace("import math", "import math as m"),
+                                                           encoding="utf-8")
+    done = run_dev_check(tmp_path)
+    assert done.returncode == 1
+    assert "✗ lessons/01-basics/guide/zh/02-typing.md: python block 1: differs" in done.stdout
+    assert "Traceback" not in done.stdout + done.stderr
+
+
+def test_the_real_course_has_the_same_code_in_every_language(monkeypatch):
+    monkeypatch.delenv("TUTOR_COURSE", raising=False)
+    problems = translation_problems(load_course(ROOT / "lessons", ROOT / "solutions"))
+    assert not problems, "\n".join(problems)
