@@ -9,15 +9,33 @@ pytestmark = pytest.mark.slow
 
 # -- dynamic quantization ---------------------------------------------------------------------
 
+QUANTIZE = "    return quantize_dynamic(model, {nn.Linear, nn.LSTM}, dtype=torch.qint8)  # key"
+
+
 def test_dynamic_solution_passes(solution_verdict):
     v = assert_passes(solution_verdict("quant-dynamic"))
     assert v.figures["state_dict_bytes"]["ratio"] >= 3.5
-    assert "int8_vs_fp32_time" in v.figures
+    assert v.figures["int8_vs_fp32_time"]["compares"] == "your int8 model vs the fp32 model"
     assert "deprecated" not in v.output  # the expected deprecation notices are filtered
+
+
+def test_dynamic_copy_then_in_place_passes(variant):
+    # correct but different: quantize a deep copy in place
+    variant("quant-dynamic", QUANTIZE,
+            "    import copy\n"
+            "    q = copy.deepcopy(model)\n"
+            "    quantize_dynamic(q, {nn.LSTM: torch.ao.quantization.default_dynamic_qconfig,\n"
+            "                         nn.Linear: torch.ao.quantization.default_dynamic_qconfig},\n"
+            "                     dtype=torch.qint8, inplace=True)\n"
+            "    return q")
 
 
 def test_dynamic_linear_only_leaves_lstm_fp32(mutant):
     assert_fails(mutant("quant-dynamic", "{nn.Linear, nn.LSTM}", "{nn.Linear}"), "`lstm` is still a float LSTM")
+
+
+def test_dynamic_lstm_only_leaves_linears_fp32(mutant):
+    assert_fails(mutant("quant-dynamic", "{nn.Linear, nn.LSTM}", "{nn.LSTM}"), "is still a float Linear", "nn.Linear")
 
 
 def test_dynamic_float16_is_not_int8(mutant):
@@ -26,13 +44,24 @@ def test_dynamic_float16_is_not_int8(mutant):
 
 def test_dynamic_inplace_destroys_the_baseline(mutant):
     v = mutant("quant-dynamic", "dtype=torch.qint8)", "dtype=torch.qint8, inplace=True)")
-    assert_fails(v, "changed the fp32 model")
+    assert_fails(v, "in place", "fp32 baseline")
+
+
+def test_dynamic_result_discarded_returns_the_fp32_model(mutant):
+    v = mutant("quant-dynamic", QUANTIZE,
+               "    quantize_dynamic(model, {nn.Linear, nn.LSTM}, dtype=torch.qint8)\n    return model")
+    assert_fails(v, "returned the fp32 model it was given, unquantized")
 
 
 def test_dynamic_size_from_parameter_count_fails(mutant):
     v = mutant("quant-dynamic", "    return os.path.getsize(path)",
                "    return sum(p.numel() * p.element_size() for p in model.parameters())")
     assert_fails(v, "the file it wrote has")
+
+
+def test_dynamic_saving_the_whole_model_fails(mutant):
+    v = mutant("quant-dynamic", "    torch.save(model.state_dict(), path)  # key", "    torch.save(model, path)")
+    assert_fails(v, "not the model's state_dict", "model.state_dict()")
 
 
 # -- static quantization ----------------------------------------------------------------------

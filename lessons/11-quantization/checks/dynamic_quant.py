@@ -40,9 +40,14 @@ def check(ctx):
     ctx.expect(isinstance(q, nn.Module), f"quantize_dynamic_int8 returned {type(q).__name__}, expected the "
                                          f"quantized model (an nn.Module)")
     changed = [k for k, v in model.state_dict().items() if k not in before or not torch.equal(v, before[k])]
-    ctx.expect(q is not model and not changed and type(model.lstm) is nn.LSTM,
-               "quantize_dynamic_int8 changed the fp32 model it was given: return a quantized copy "
-               "(quantize_dynamic does that unless inplace=True)")
+    swapped = type(model.lstm) is not nn.LSTM or any(type(m) is not nn.Linear for m in (model.fc1, model.fc2))
+    if q is model and not swapped and not changed:
+        ctx.fail("quantize_dynamic_int8 returned the fp32 model it was given, unquantized: return "
+                 "the new model that quantize_dynamic gives back")
+    ctx.expect(not swapped and not changed,
+               "quantize_dynamic_int8 quantized the fp32 model it was given in place (its layers "
+               "were replaced): the caller keeps that model as the fp32 baseline, so quantize a "
+               "copy (quantize_dynamic does that unless inplace=True)")
 
     dyn = torch.ao.nn.quantized.dynamic
     for name, sub in q.named_modules():
@@ -66,6 +71,14 @@ def check(ctx):
     ctx.expect(reported == os.path.getsize(path_fp32),
                f"state_dict_bytes returned {reported!r}, but the file it wrote has "
                f"{os.path.getsize(path_fp32)} bytes")
+    try:
+        saved = torch.load(path_fp32, weights_only=True)
+    except Exception:
+        saved = None
+    ctx.expect(isinstance(saved, dict) and set(saved) == set(fp32.state_dict()),
+               "the file state_dict_bytes wrote is not the model's state_dict (torch.load with "
+               "weights_only=True cannot read it as one): save model.state_dict(), not the model "
+               "object, whose pickle also depends on your code's classes")
     size_fp32 = os.path.getsize(path_fp32)
     torch.save(q.state_dict(), path_int8)
     size_int8 = os.path.getsize(path_int8)
@@ -86,4 +99,5 @@ def check(ctx):
 
     x = ctx.randn(32, 16, d_in)
     with torch.no_grad():
-        ctx.time(lambda: q(x), lambda: fp32(x), name="int8_vs_fp32_time", budget_s=1.0)
+        ctx.time(lambda: q(x), lambda: fp32(x), name="int8_vs_fp32_time", budget_s=1.0,
+                 compares="your int8 model vs the fp32 model")
