@@ -6,21 +6,21 @@ from torch.nn import functional as F
 
 def autocast_dtype(device: torch.device) -> torch.dtype:
     """The low-precision dtype to compute in: float16 on CUDA, bfloat16 on the CPU."""
-    return torch.float16 if device.type == "cuda" else torch.bfloat16
+    return torch.float16 if device.type == "cuda" else torch.bfloat16  # key
 
 
 def make_scaler(device: torch.device) -> torch.amp.GradScaler:
     """A GradScaler that is only enabled when float16 gradients could underflow."""
-    return torch.amp.GradScaler(device.type, enabled=autocast_dtype(device) == torch.float16)
+    return torch.amp.GradScaler(device.type, enabled=autocast_dtype(device) == torch.float16)  # key
 
 
 def train_step(model, optimizer, scaler, x, y) -> float:
     """One step: forward and loss under autocast, backward and step outside it."""
     optimizer.zero_grad(set_to_none=True)
-    with torch.autocast(device_type=x.device.type, dtype=autocast_dtype(x.device)):
+    with torch.autocast(device_type=x.device.type, dtype=autocast_dtype(x.device)):  # key
         logits = model(x)                  # Linear layers run in fp16/bf16
         loss = F.cross_entropy(logits, y)  # autocast runs the loss in float32
-    scaler.scale(loss).backward()          # a disabled scaler returns loss unchanged
-    scaler.step(optimizer)                 # unscales; skips the step if a gradient is inf/NaN
+    scaler.scale(loss).backward()          # key: a disabled scaler returns loss unchanged
+    scaler.step(optimizer)                 # key: unscales; skips the step if a gradient is inf/NaN
     scaler.update()                        # adapts the scale for the next step
     return loss.item()

@@ -137,10 +137,11 @@ def test_mixed_precision_solution_passes(solution_verdict):
     assert v.figures["loss"]["last_5_mean"] < v.figures["loss"]["first"]
 
 
+AUTOCAST = "    with torch.autocast(device_type=x.device.type, dtype=autocast_dtype(x.device)):"
+
+
 def test_mixed_precision_without_autocast_fails(mutant):
-    v = mutant("memory-mixed-precision",
-               "    with torch.autocast(device_type=x.device.type, dtype=autocast_dtype(x.device)):\n",
-               "    if True:\n")
+    v = mutant("memory-mixed-precision", AUTOCAST, "    if True:")
     assert_fails(v, "produced float32 output", "bfloat16")
 
 
@@ -162,7 +163,45 @@ def test_mixed_precision_casting_the_model_fails(mutant):
 
 
 def test_mixed_precision_without_optimizer_step_fails(mutant):
-    assert_fails(mutant("memory-mixed-precision", "    scaler.step(optimizer)", "    pass"), "loss did not go down")
+    v = mutant("memory-mixed-precision", "    scaler.step(optimizer)", "    pass  # scaler.step(optimizer)")
+    assert_fails(v, "loss did not go down")
+
+
+def test_mixed_precision_dtype_from_the_machine_not_the_device_fails(mutant):
+    # Issue 20: the fp16 mapping was only checked on CUDA machines.
+    v = mutant("memory-mixed-precision", 'torch.float16 if device.type == "cuda" else torch.bfloat16',
+               "torch.float16 if torch.cuda.is_available() else torch.bfloat16")
+    assert_fails(v, "autocast_dtype(torch.device('cuda')) returned torch.bfloat16")
+
+
+def test_mixed_precision_scaler_never_enabled_fails(mutant):
+    v = mutant("memory-mixed-precision", "enabled=autocast_dtype(device) == torch.float16", "enabled=False")
+    assert_fails(v, "make_scaler('cuda') returned a disabled GradScaler")
+
+
+def test_mixed_precision_bypassing_the_scaler_fails_on_cpu_too(mutant):
+    # Issue 20: GradScaler use was only checked on CUDA; an enabled GradScaler("cpu") shows it.
+    v = mutant("memory-mixed-precision", ("scaler.scale(loss).backward()", "loss.backward()"),
+               ("scaler.step(optimizer)", "optimizer.step()"), ("    scaler.update()", "    pass  # scaler.update()"))
+    assert_fails(v, "changed the parameters", "scaler.step(optimizer)")
+
+
+def test_mixed_precision_forgetting_update_fails(mutant):
+    v = mutant("memory-mixed-precision", "    scaler.update()", "    pass  # scaler.update()")
+    assert_fails(v, "scale did not shrink", "scaler.update()")
+
+
+def test_mixed_precision_backward_inside_autocast_fails(mutant):
+    v = mutant("memory-mixed-precision", "    scaler.scale(loss).backward()", "        scaler.scale(loss).backward()")
+    assert_fails(v, "backward ran inside the autocast block")
+
+
+def test_mixed_precision_amp_autocast_and_device_check_pass(variant):
+    variant("memory-mixed-precision",
+            ('torch.float16 if device.type == "cuda" else torch.bfloat16',
+             '{"cuda": torch.float16}.get(torch.device(device).type, torch.bfloat16)'),
+            ("torch.autocast(device_type=x.device.type, dtype=autocast_dtype(x.device))",
+             "torch.amp.autocast(x.device.type, dtype=autocast_dtype(x.device))"))
 
 
 # -- memory-adam8bit ----------------------------------------------------------------------------

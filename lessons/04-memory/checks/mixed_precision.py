@@ -1,6 +1,8 @@
-"""Check: train_step runs every Linear in the low-precision dtype (bf16 on CPU, fp16 on CUDA),
-keeps float32 parameters with finite float32 gradients, and the loss goes down. On CUDA it
-must also go through the GradScaler: a step whose gradients overflow is skipped."""
+"""Check: autocast_dtype and make_scaler give the right dtype and scaler for both devices
+(asked on any machine); train_step runs every Linear in the low-precision dtype (bf16 on CPU,
+fp16 on CUDA) with backward outside autocast, keeps float32 parameters with finite float32
+gradients, and the loss goes down; it steps through the scaler it is given, so a step with
+inf/NaN gradients is skipped and the scale shrinks (on CPU with an enabled GradScaler("cpu"))."""
 
 import copy
 import math
@@ -22,25 +24,52 @@ def _data(ctx, n, d_in, classes):
     return x, (x @ teacher).argmax(dim=1)
 
 
+def _cuda_scaler(make_scaler):
+    """make_scaler(cuda) on any machine: on one without CUDA, GradScaler("cuda") disables itself
+    with a warning, so torch.cuda.is_available() says True while it is built (building a scaler
+    touches no GPU: its scale tensor is created lazily)."""
+    if torch.cuda.is_available():
+        return make_scaler(torch.device("cuda"))
+    original = torch.cuda.is_available
+    torch.cuda.is_available = lambda: True
+    try:
+        return make_scaler(torch.device("cuda"))
+    finally:
+        torch.cuda.is_available = original
+
+
+def _check_configuration(ctx, mine):
+    """The dtype and scaler for BOTH devices, whatever this machine has."""
+    for device, want in ((torch.device("cpu"), torch.bfloat16), (torch.device("cuda"), torch.float16),
+                         (torch.device("cuda", 0), torch.float16)):
+        got = mine.autocast_dtype(device)
+        ctx.expect(got == want, f"autocast_dtype(torch.device({str(device)!r})) returned {got}; use {want} on "
+                                f"{'CUDA' if device.type == 'cuda' else 'the CPU'}, whatever this machine has")
+    for device in (torch.device("cpu"), torch.device("cuda")):
+        scaler = mine.make_scaler(device) if device.type == "cpu" else _cuda_scaler(mine.make_scaler)
+        ctx.expect(type(scaler) is torch.amp.GradScaler,
+                   f"make_scaler({device.type!r}) returned a {type(scaler).__module__}.{type(scaler).__name__}, "
+                   "expected a torch.amp.GradScaler (torch.cuda.amp.GradScaler is deprecated: use "
+                   "torch.amp.GradScaler(device.type, ...))")
+        ctx.expect(getattr(scaler, "_device", device.type) == device.type,
+                   f"make_scaler({device.type!r}) built a GradScaler for {getattr(scaler, '_device', '?')!r}: "
+                   "pass device.type")
+        if device.type == "cuda":
+            ctx.expect(scaler.is_enabled(), "make_scaler('cuda') returned a disabled GradScaler: "
+                                            "float16 gradients underflow without loss scaling")
+        else:
+            ctx.expect(not scaler.is_enabled(),
+                       "make_scaler('cpu') returned an enabled GradScaler for bfloat16: bf16 has float32's "
+                       "exponent range, so gradients do not underflow; enable it only for float16")
+
+
 def check(ctx):
     mine, ref = ctx.learner, ctx.reference
     dev = ctx.device
     want = torch.float16 if dev.type == "cuda" else torch.bfloat16
 
-    got = mine.autocast_dtype(dev)
-    ctx.expect(got == want, f"autocast_dtype({dev.type!r}) returned {got}; use {want} on "
-                            f"{'CUDA' if dev.type == 'cuda' else 'the CPU'}")
+    _check_configuration(ctx, mine)
     scaler = mine.make_scaler(dev)
-    ctx.expect(isinstance(scaler, torch.amp.GradScaler),
-               f"make_scaler returned a {type(scaler).__name__}, expected a torch.amp.GradScaler "
-               f"(torch.cuda.amp.GradScaler is deprecated: use torch.amp.GradScaler(device.type, ...))")
-    if want == torch.float16:
-        ctx.expect(scaler.is_enabled(), "make_scaler returned a disabled GradScaler for float16: "
-                                        "fp16 gradients underflow without loss scaling")
-    else:
-        ctx.expect(not scaler.is_enabled(),
-                   "make_scaler returned an enabled GradScaler for bfloat16: bf16 has float32's "
-                   "exponent range, so gradients do not underflow; pass enabled=False")
 
     d_in, hidden, classes = 24, ctx.choice([48, 64]), 6
     torch.manual_seed(ctx.seed)
@@ -53,12 +82,23 @@ def check(ctx):
         m.register_forward_hook(lambda mod, args, out, name=name: seen.append((name, out.dtype)))
     opt = torch.optim.Adam(model.parameters(), lr=3e-3)
     x, y = _data(ctx, 256, d_in, classes)
+    # Is autocast on while backward runs? (CPU backward runs on this thread, where autocast's
+    # state lives; CUDA backward runs on the device's own thread and cannot tell.)
+    in_autocast = []
+    first_linear = next(iter(linears.values()))
+    first_linear.weight.register_hook(lambda g: in_autocast.append(torch.is_autocast_enabled("cpu")))
 
     losses = []
     for step in ctx.trials(STEPS, label="training step"):
         seen.clear()
         loss = mine.train_step(model, opt, scaler, x, y)
         ctx.expect(len(seen) > 0, "train_step never called the model")
+        ctx.expect(not torch.is_autocast_enabled(dev.type),
+                   "autocast is still on after train_step returned: enter it with a `with` block, "
+                   "so it ends when the forward pass does")
+        ctx.expect(dev.type != "cpu" or not any(in_autocast),
+                   "backward ran inside the autocast block: keep only the forward pass and the loss "
+                   "under torch.autocast, and call backward (and the optimizer step) after the block")
         for name, dtype in seen:
             ctx.expect(dtype == want,
                        f"Linear layer `{name}` produced {_name(dtype)} output inside train_step: its "
@@ -88,16 +128,28 @@ def check(ctx):
                f"the last 5 of {STEPS} (the reference reaches {sum(ref_losses[-5:]) / 5:.4f}). Does "
                f"train_step call optimizer.step() (through scaler.step(optimizer))?")
 
+    # A step whose gradients are inf/NaN must be skipped and the scale must shrink. On CUDA the
+    # learner's own fp16 scaler sees a real overflow; on CPU an enabled GradScaler("cpu") stands
+    # in for it, with a NaN in the batch (bf16 does not overflow at these magnitudes).
+    ctx.phase("checking that a step with inf/NaN gradients is skipped")
     if want == torch.float16:
-        # Overflow: fp16 activations become inf, so every gradient is inf/NaN. Through the
-        # scaler the step is skipped (parameters unchanged) and the scale shrinks.
-        ctx.phase("checking that an overflowing step is skipped")
-        before = {k: p.detach().clone() for k, p in model.named_parameters()}
-        scale = scaler.get_scale()
-        mine.train_step(model, opt, scaler, x * 1e6, y)
-        ctx.expect_close("parameters after a step whose fp16 gradients overflowed (it must be "
-                         "skipped: use scaler.step(optimizer), not optimizer.step())",
-                         dict(model.named_parameters()), before)
-        ctx.expect(scaler.get_scale() < scale,
-                   "the GradScaler's scale did not shrink after an overflow: call scaler.update() "
-                   "after scaler.step(optimizer)")
+        probe, probe_scaler, bad_x = model, scaler, x * 1e6
+        how = "whose fp16 gradients overflowed"
+    else:
+        probe = copy.deepcopy(model)
+        probe_scaler = torch.amp.GradScaler("cpu", enabled=True)
+        bad_x = x.clone()
+        bad_x[0, 0] = float("nan")
+        how = "with NaN gradients (an enabled GradScaler('cpu') passed in, standing in for fp16 on CUDA)"
+    probe_opt = torch.optim.Adam(probe.parameters(), lr=3e-3) if probe is not model else opt
+    before = {k: p.detach().clone() for k, p in probe.named_parameters()}
+    scale = probe_scaler.get_scale()
+    mine.train_step(probe, probe_opt, probe_scaler, bad_x, y)
+    changed = [k for k, p in probe.named_parameters() if not torch.equal(p.detach(), before[k])]
+    ctx.expect(not changed,
+               f"a step {how} changed the parameters (`{changed[0] if changed else ''}`): it must be "
+               "skipped. Step through the scaler you are given: scaler.scale(loss).backward(), then "
+               "scaler.step(optimizer) instead of optimizer.step()")
+    ctx.expect(probe_scaler.get_scale() < scale,
+               f"the GradScaler's scale did not shrink after a step {how}: call scaler.update() "
+               "after scaler.step(optimizer)")

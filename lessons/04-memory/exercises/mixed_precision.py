@@ -10,23 +10,25 @@ from torch.nn import functional as F
 
 def autocast_dtype(device: torch.device) -> torch.dtype:
     """The low-precision dtype to compute in: float16 on CUDA, bfloat16 on the CPU."""
-    # TODO: return torch.float16 for a CUDA device, torch.bfloat16 otherwise.
+    # TODO: the dtype for `device` (not for this machine: the check asks about both devices).
     raise NotImplementedError("TODO: implement autocast_dtype")
 
 
 def make_scaler(device: torch.device) -> torch.amp.GradScaler:
     """A GradScaler for `device` that is enabled only when the autocast dtype is float16."""
-    # TODO: torch.amp.GradScaler(device.type, enabled=...)  (not torch.cuda.amp.GradScaler)
+    # TODO: a scaler for `device`, enabled exactly when loss scaling is needed. Watch out:
+    #       torch.cuda.amp.GradScaler is deprecated; the check also asks for a CUDA scaler on CPU.
     raise NotImplementedError("TODO: implement make_scaler")
 
 
 def train_step(model, optimizer, scaler, x, y) -> float:
     """One training step on (x, y) with cross-entropy loss; returns the loss as a float."""
     optimizer.zero_grad(set_to_none=True)
-    # TODO: run the forward pass and the loss under
-    #       torch.autocast(device_type=x.device.type, dtype=autocast_dtype(x.device)).
-    # TODO: backward and step outside the autocast block, through the scaler:
-    #       scaler.scale(loss).backward(); scaler.step(optimizer); scaler.update()
+    # TODO: run this step in mixed precision, on either device. Watch out:
+    #       - only the forward pass and the loss belong in low precision; backward and the
+    #         optimizer step come after, and the parameters stay float32;
+    #       - go through the `scaler` you are given: with float16 a step whose gradients
+    #         overflowed must be skipped, and the scale adapted for the next step.
     logits = model(x)
     loss = F.cross_entropy(logits, y)
     loss.backward()
