@@ -25,11 +25,11 @@ class QuantMLP(nn.Module):
 
 
 def quantize_static_int8(model: QuantMLP, calibration_loader) -> nn.Module:
-    model.eval()
-    model = fuse_modules(model, FUSE)
+    model.eval()  # key
+    model = fuse_modules(model, FUSE)  # key
     model.qconfig = get_default_qconfig("x86")
-    prepared = prepare(model)
+    prepared = prepare(model)  # key
     with torch.no_grad():
         for x, _ in calibration_loader:
-            prepared(x)
+            prepared(x)  # key
     return convert(prepared)

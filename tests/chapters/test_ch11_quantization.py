@@ -72,9 +72,38 @@ def test_static_solution_passes(solution_verdict):
     assert acc["int8"] >= acc["fp32"] - 0.02
 
 
+def test_static_with_quantize_helper_passes(variant):
+    # correct but different: torch.ao.quantization.quantize runs prepare, calibration and convert
+    variant("quant-static",
+            ("    prepared = prepare(model)  # key\n", ""),
+            ("    with torch.no_grad():\n        for x, _ in calibration_loader:\n            prepared(x)  # key\n"
+             "    return convert(prepared)",
+             "    def calibrate(m, loader):\n"
+             "        with torch.no_grad():\n"
+             "            for x, _ in loader:\n"
+             "                m(x)\n"
+             "    return torch.ao.quantization.quantize(model, calibrate, [calibration_loader])"))
+
+
 def test_static_without_calibration_fails(mutant):
     v = mutant("quant-static", "        for x, _ in calibration_loader:\n            prepared(x)", "        pass")
     assert_fails(v, "scale is 1.0", "calibration")
+
+
+def test_static_calibrating_the_unprepared_model_fails(mutant):
+    # prepare returns a copy with observers: running the original model teaches them nothing
+    v = mutant("quant-static", "            prepared(x)  # key", "            model(x)")
+    assert_fails(v, "scale is 1.0", "calibration")
+
+
+def test_static_without_eval_fails(mutant):
+    # the model arrives in training mode, as it would from a training loop
+    assert_fails(mutant("quant-static", "    model.eval()  # key\n", ""), "training mode", "eval mode")
+
+
+def test_static_fusion_result_discarded_fails(mutant):
+    v = mutant("quant-static", "    model = fuse_modules(model, FUSE)  # key", "    fuse_modules(model, FUSE)")
+    assert_fails(v, "not a fused LinearReLU", "returns the fused model")
 
 
 def test_static_without_convert_fails(mutant):

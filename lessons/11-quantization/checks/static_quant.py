@@ -29,6 +29,11 @@ def expect_int8_modules(ctx, q, what):
         ctx.expect(isinstance(sub, (nnq.Linear, nniq.LinearReLU)),
                    f"`{name}` is a {type(sub).__module__}.{type(sub).__name__}, not an int8 module: "
                    f"{what} must end with convert(...)")
+        if name != "fc3":
+            ctx.expect(isinstance(sub, nniq.LinearReLU),
+                       f"`{name}` is an int8 Linear with a separate ReLU, not a fused LinearReLU: the "
+                       f"FUSE pairs were not fused. fuse_modules returns the fused model (unless "
+                       f"inplace=True): go on with the model it returns")
     quant = q.get_submodule("quant")
     ctx.expect(isinstance(quant, nnq.Quantize),
                f"`quant` is a {type(quant).__name__}, expected a converted Quantize module")
@@ -47,11 +52,13 @@ def check(ctx):
 
     ctx.phase("your quantize_static_int8: prepare, calibrate, convert")
     calib = DataLoader(TensorDataset(xtr[:512], ytr[:512]), batch_size=128)
-    q = mine.quantize_static_int8(copy.deepcopy(model), calib)
+    # handed over in training mode, as a model straight from its training loop would be
+    q = mine.quantize_static_int8(copy.deepcopy(model).train(), calib)
     ctx.expect(isinstance(q, nn.Module), f"quantize_static_int8 returned {type(q).__name__}, expected the "
                                          f"quantized model")
-    ctx.expect(not q.training, "the quantized model is in training mode: quantize in eval mode "
-                               "(model.eval() before fusing) and return it that way")
+    ctx.expect(not q.training, "the quantized model is in training mode (the model was handed over "
+                               "in training mode, straight from training): switch to eval mode "
+                               "before fusing, and return the int8 model in eval mode")
     expect_int8_modules(ctx, q, "quantize_static_int8")
 
     acc8 = accuracy(q, xte, yte)
@@ -65,4 +72,5 @@ def check(ctx):
     ctx.figure("state_dict_bytes", {"fp32": size32, "int8": size8, "ratio": size32 / size8})
     xb = xte[:256]
     with torch.no_grad():
-        ctx.time(lambda: q(xb), lambda: fp32(xb), name="int8_vs_fp32_time")
+        ctx.time(lambda: q(xb), lambda: fp32(xb), name="int8_vs_fp32_time",
+                 compares="your int8 model vs the fp32 model")

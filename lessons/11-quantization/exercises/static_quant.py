@@ -35,8 +35,10 @@ class QuantMLP(nn.Module):
 def quantize_static_int8(model: QuantMLP, calibration_loader) -> nn.Module:
     """A statically quantized int8 version of the trained `model`, calibrated on the batches of
     `calibration_loader` (each batch is a pair `(x, y)`; only x is needed). Returns it in eval mode."""
-    # TODO: eval mode, then fuse the FUSE pairs
-    # TODO: set model.qconfig for the x86 backend, then prepare (inserts observers)
-    # TODO: calibrate: forward passes over calibration_loader, under torch.no_grad()
-    # TODO: convert and return
+    # TODO: turn the trained float model into a statically quantized int8 model for the x86
+    #       backend, with each FUSE pair running as one fused int8 module, and activation scales
+    #       that come from the calibration data.
+    # Watch out: the model arrives straight from training (in training mode); several of the
+    # library's steps return a new model instead of changing the one you pass; and observers
+    # only learn from data that flows through the model that contains them.
     raise NotImplementedError("TODO: prepare, calibrate and convert")
