@@ -35,15 +35,15 @@ def train_epoch(model: nn.Module, loader, optimizer: torch.optim.Optimizer) -> N
 
 def prepare_for_qat(model: QuantMLP) -> nn.Module:
     model.train()
-    model = fuse_modules_qat(model, FUSE)
-    model.qconfig = get_default_qat_qconfig("x86")
+    model = fuse_modules_qat(model, FUSE)  # key
+    model.qconfig = get_default_qat_qconfig("x86")  # key
     return prepare_qat(model)
 
 
 def quantization_aware_training(model: QuantMLP, loader, epochs: int = 2, lr: float = 1e-3) -> nn.Module:
     prepared = prepare_for_qat(model)
-    optimizer = torch.optim.Adam(prepared.parameters(), lr=lr)
+    optimizer = torch.optim.Adam(prepared.parameters(), lr=lr)  # key
     for _ in range(epochs):
         train_epoch(prepared, loader, optimizer)
-    prepared.eval()
+    prepared.eval()  # key
     return convert(prepared)

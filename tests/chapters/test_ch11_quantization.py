@@ -121,9 +121,21 @@ def test_static_dynamic_instead_fails(mutant):
 
 # -- quantization-aware training --------------------------------------------------------------
 
+TRAIN_LOOP = "    for _ in range(epochs):\n        train_epoch(prepared, loader, optimizer)\n"
+
+
 def test_qat_solution_passes(solution_verdict):
     v = assert_passes(solution_verdict("quant-qat"))
     assert {"fp32", "qat_int8", "ptq_int8"} <= set(v.figures["accuracy"])
+
+
+def test_qat_prepared_in_place_passes(variant):
+    # correct but different: fuse and prepare in place, convert a model switched to eval inline
+    variant("quant-qat",
+            ("    model = fuse_modules_qat(model, FUSE)  # key\n",
+             "    fuse_modules_qat(model, FUSE, inplace=True)\n"),
+            ("    return prepare_qat(model)", "    prepare_qat(model, inplace=True)\n    return model"),
+            ("    prepared.eval()  # key\n    return convert(prepared)", "    return convert(prepared.eval())"))
 
 
 def test_qat_with_ptq_qconfig_has_no_fake_quant(mutant):
@@ -133,14 +145,42 @@ def test_qat_with_ptq_qconfig_has_no_fake_quant(mutant):
 
 
 def test_qat_without_training_fails(mutant):
-    v = mutant("quant-qat", "    for _ in range(epochs):\n        train_epoch(prepared, loader, optimizer)\n",
+    v = mutant("quant-qat", TRAIN_LOOP,
                "    with torch.no_grad():\n        for x, _ in loader:\n            prepared(x)\n")
-    assert_fails(v, "not trained")
+    assert_fails(v, "never called train_epoch")
+
+
+def test_qat_hard_coded_learning_rate_fails(mutant):
+    v = mutant("quant-qat", "lr=lr)  # key", "lr=1e-3)")
+    assert_fails(v, "learning rate is 0.001", "use the lr argument")
+
+
+def test_qat_fixed_number_of_epochs_fails(mutant):
+    v = mutant("quant-qat", "    for _ in range(epochs):", "    for _ in range(2):")
+    assert_fails(v, "train_epoch ran 2 times for epochs=3")
+
+
+def test_qat_optimizer_over_the_unprepared_model_fails(mutant):
+    # the optimizer is built before preparing: it holds the fp32 model's parameters
+    v = mutant("quant-qat",
+               ("    prepared = prepare_for_qat(model)\n    optimizer = torch.optim.Adam(prepared.parameters(), lr=lr)  # key\n",
+                "    optimizer = torch.optim.Adam(model.parameters(), lr=lr)\n    prepared = prepare_for_qat(model)\n"))
+    assert_fails(v, "optimizer holds parameters", "prepared model's parameters")
+
+
+def test_qat_training_the_fp32_model_fails(mutant):
+    # the learner trains the original model, then prepares and converts it: no fake quantization seen
+    v = mutant("quant-qat",
+               ("    prepared = prepare_for_qat(model)\n    optimizer = torch.optim.Adam(prepared.parameters(), lr=lr)  # key\n",
+                "    optimizer = torch.optim.Adam(model.parameters(), lr=lr)\n"),
+               (TRAIN_LOOP, "    for _ in range(epochs):\n        train_epoch(model, loader, optimizer)\n"
+                            "    prepared = prepare_for_qat(model)\n"))
+    assert_fails(v, "no FakeQuantize modules", "prepare_for_qat returns")
 
 
 def test_qat_convert_in_training_mode_fails(mutant):
-    assert_fails(mutant("quant-qat", "    prepared.eval()\n", ""), "training mode", ".eval()")
+    assert_fails(mutant("quant-qat", "    prepared.eval()  # key\n", ""), "training mode", ".eval()")
 
 
 def test_qat_without_fusion_fails(mutant):
-    assert_fails(mutant("quant-qat", "    model = fuse_modules_qat(model, FUSE)\n", ""), "fuse_modules_qat")
+    assert_fails(mutant("quant-qat", "    model = fuse_modules_qat(model, FUSE)  # key\n", ""), "fuse_modules_qat")

@@ -46,7 +46,40 @@ def check(ctx):
     ctx.phase("your quantization_aware_training")
     loader = DataLoader(TensorDataset(xtr, ytr), batch_size=128, shuffle=True,
                         generator=torch.Generator().manual_seed(ctx.seed))
-    q = mine.quantization_aware_training(copy.deepcopy(model), loader, epochs=2)
+    # neither the default epochs (2) nor the default lr (1e-3): both arguments must be used
+    epochs, lr = 3, ctx.choice([5e-4, 2e-3])
+    calls = []
+    given_train_epoch = mine.train_epoch
+
+    def recording_train_epoch(m, data, optimizer):
+        # what the learner's code hands to the given train_epoch, once per epoch
+        calls.append((m, optimizer, [g["lr"] for g in optimizer.param_groups],
+                      {id(p) for g in optimizer.param_groups for p in g["params"]}))
+        return given_train_epoch(m, data, optimizer)
+
+    mine.train_epoch = recording_train_epoch
+    try:
+        q = mine.quantization_aware_training(copy.deepcopy(model), loader, epochs=epochs, lr=lr)
+    finally:
+        mine.train_epoch = given_train_epoch
+    ctx.expect(bool(calls), "quantization_aware_training never called train_epoch: fine-tune the "
+                            "prepared model with the given train_epoch, once per epoch")
+    ctx.expect(len(calls) == epochs,
+               f"train_epoch ran {len(calls)} times for epochs={epochs}: train for the number of "
+               f"epochs you are given")
+    trained, optimizer, lrs, in_opt = calls[0]
+    ctx.expect(any(isinstance(m, FakeQuantizeBase) for m in trained.modules()),
+               "the model passed to train_epoch has no FakeQuantize modules: train the model that "
+               "prepare_for_qat returns, so the weights adapt to the int8 rounding")
+    ctx.expect(isinstance(optimizer, torch.optim.Adam),
+               f"the optimizer is {type(optimizer).__name__}, expected torch.optim.Adam")
+    ctx.expect(all(abs(x - lr) <= 1e-12 for x in lrs),
+               f"the optimizer's learning rate is {lrs[0]:g}, but quantization_aware_training was "
+               f"called with lr={lr:g}: use the lr argument")
+    ctx.expect(in_opt == {id(p) for p in trained.parameters()},
+               "the optimizer holds parameters that the model being trained does not use: "
+               "prepare_for_qat returns a new model (fusing and preparing copy it), so build the "
+               "optimizer from the prepared model's parameters, after preparing")
     ctx.expect(isinstance(q, nn.Module), f"quantization_aware_training returned {type(q).__name__}, "
                                          f"expected the int8 model")
     ctx.expect(not q.training, "the returned model is in training mode: call .eval() before convert")

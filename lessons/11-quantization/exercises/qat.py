@@ -44,15 +44,18 @@ def train_epoch(model: nn.Module, loader, optimizer: torch.optim.Optimizer) -> N
 def prepare_for_qat(model: QuantMLP) -> nn.Module:
     """The model with FUSE pairs fused and fake quantization inserted (x86 QAT qconfig), in
     training mode, ready to train."""
-    # TODO: training mode; fuse with the QAT variant of fuse_modules; set the QAT qconfig for x86;
-    #       prepare_qat
+    # TODO: the model ready for quantization-aware training on the x86 backend: each FUSE pair
+    #       as one fused module, and fake quantization of weights and activations inserted.
+    # Watch out: the trained model arrives in eval mode, and the QAT tools differ from the
+    # post-training ones (a post-training qconfig only inserts observers, which round nothing).
     raise NotImplementedError("TODO: prepare the model for quantization-aware training")
 
 
 def quantization_aware_training(model: QuantMLP, loader, epochs: int = 2, lr: float = 1e-3) -> nn.Module:
     """Fine-tune the trained fp32 `model` with fake quantization for `epochs` epochs of `loader`
     (Adam with learning rate `lr`), then return the converted int8 model in eval mode."""
-    # TODO: prepared = prepare_for_qat(model); an optimizer over the prepared model's parameters
-    # TODO: train_epoch(...) `epochs` times
-    # TODO: eval mode, then convert
+    # TODO: prepare the model, fine-tune it with the given train_epoch once per epoch (Adam at
+    #       learning rate `lr`), then return the converted int8 model in eval mode.
+    # Watch out: preparing gives you a different model object from the one you were passed, and
+    # every argument of this function must be used.
     raise NotImplementedError("TODO: train with fake quantization, then convert")
