@@ -55,6 +55,19 @@ class FakeRunner:
 
 
 
+KEY_NAMES = {" ": "space", "\n": "enter", "\t": "tab"}
+
+
+def keys_for(text: str) -> list[str]:
+    """The key presses that type `text`."""
+    return [KEY_NAMES.get(ch, ch) for ch in text]
+
+
+def prompt_text(option: object) -> str:
+    """An OptionList option's prompt as plain text."""
+    return plain(getattr(option, "prompt"), 60)
+
+
 def text_of(widget: Static, width: int = 200) -> str:
     """What a Static shows, as plain text (its content may be a Rich renderable)."""
     content = widget.content

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from textual.widgets import Markdown, OptionList
+from textual.widgets import OptionList
 
 from tutor.progress import Progress
 from tutor.ui.screens.chapters import ChapterPicker
@@ -16,7 +16,9 @@ from tutor.ui.screens.main import MainScreen
 from tutor.ui.widgets.navigator import StepNavigator
 
 from .course_fixture import build_course
-from .helpers import FakeRunner, text_of
+from tutor.ui.widgets.guide import GuideView
+
+from .helpers import FakeRunner, keys_for, text_of
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -52,12 +54,16 @@ async def test_open_chapter_shows_first_step_and_header(make_app, home: Path) ->
         await pilot.pause()
         main = app.main
         assert main.step is not None and main.step.id == "why"
-        assert app.title == "2/3 · Custom autograd Functions"
-        assert app.sub_title == "0/2 exercises passed"
+        assert app.title == "Ch 2/3 · Custom autograd Functions"
+        assert app.sub_title == "0/1 exercises passed"  # this chapter's, not the course's
         nav = app.query_one(StepNavigator)
         assert nav.option_count == 4 and nav.highlighted == 0
-        assert main.query_one("#work").current == "read-panel"
-        assert "Why write your own Function" in main.query_one("#guide", Markdown).source
+        # a reading step: navigator beside the guide, no work pane, the guide takes the rest
+        assert main.has_class("-read") and nav.display
+        assert not main.query_one("#work-pane").display
+        guide = main.query_one("#guide-pane").region
+        assert guide.width == 120 - nav.region.width
+        assert "Why write your own Function" in main.query_one("#guide", GuideView).source
     assert Progress(home).last_position() == (2, "why")
 
 
@@ -68,6 +74,7 @@ async def test_resumes_at_saved_position(make_app, home: Path) -> None:
         await pilot.pause()
         assert app.main.step.id == "sigmoid"
         assert app.main.query_one("#work").current == "editor"
+        assert app.focused is app.main.query_one("#editor")
 
 
 async def test_navigation_saves_position_and_crosses_chapters(make_app, home: Path) -> None:
@@ -78,7 +85,7 @@ async def test_navigation_saves_position_and_crosses_chapters(make_app, home: Pa
         assert Progress(home).last_position() == (2, "recap")
         await pilot.press("ctrl+n")  # past the chapter's end: chapter 3
         assert (app.main.chapter.number, app.main.step.id) == (3, "intro")
-        assert app.title.startswith("3/3 · Custom C++ and CUDA operators")
+        assert app.title.startswith("Ch 3/3 · Custom C++ and CUDA operators")
         await pilot.press("alt+left")
         assert (app.main.chapter.number, app.main.step.id) == (2, "recap")
         await pilot.press("alt+left", "alt+left")
@@ -116,24 +123,32 @@ async def test_cuda_exercise_is_marked(make_app) -> None:
         assert "needs a CUDA GPU" in text_of(app.main.query_one("#results-banner"))
 
 
-async def test_resize_to_80x24_collapses_navigator_then_stacks(make_app) -> None:
+async def test_exercise_layout_at_140_80_and_60_columns(make_app) -> None:
     app = make_app(chapter=2, step_id="sigmoid")
     async with app.run_test(size=(140, 40)) as pilot:
         await pilot.pause()
         main = app.main
-        assert main.has_class("-wide") and main.query_one("#navigator").display
+        nav = main.query_one("#navigator")
+        assert main.has_class("-exercise") and not nav.display  # the task gets the room
+        guide, work = main.query_one("#guide-pane").region, main.query_one("#work-pane").region
+        assert guide.right <= work.x and work.width > guide.width  # side by side
+        await pilot.press("f2")  # the steps, on demand
+        assert nav.display
+        await pilot.press("f2")
+        assert not nav.display
         await pilot.resize_terminal(80, 24)
         await pilot.pause()
         assert main.has_class("-narrow") and main.has_class("-short")
-        assert not main.query_one("#navigator").display
         editor = main.query_one("#editor")
-        assert editor.region.width >= 40 and editor.region.height >= 8
-        assert "Step 3/4" in text_of(main.query_one("#step-title"))
+        assert editor.region.width >= 40 and editor.content_region.height >= 8
+        step_line = text_of(main.query_one("#step-title"))
+        assert "Step 3/4" in step_line and "Sigmoid that reuses its output" in step_line
+        assert "id: sigmoid" in step_line  # what `tutor check ID` takes
         await pilot.resize_terminal(60, 30)
         await pilot.pause()
         assert main.has_class("-tiny")
-        left, right = main.query_one("#left").region, main.query_one("#right").region
-        assert right.y >= left.bottom  # stacked
+        guide, work = main.query_one("#guide-pane").region, main.query_one("#work-pane").region
+        assert work.y >= guide.bottom  # stacked
 
 
 async def test_tiny_terminal_shows_one_clear_message_and_keeps_the_code(make_app) -> None:
@@ -193,8 +208,8 @@ async def test_quit_saves_and_exits(make_app, home: Path) -> None:
     assert (home / "workspace" / "02-custom-autograd" / "sigmoid.py").read_text().startswith("xyz")
 
 
-async def test_passage_step_mounts_typealong_and_marks_done(make_app, home: Path) -> None:
-    from tutor.progress import TypingRecord
+async def test_passage_typed_to_the_end_is_marked_done(make_app, home: Path, course) -> None:
+    from tutor.typing_engine import normalize
     from tutor.ui.widgets.typealong import TypeAlong
 
     app = make_app(step_id="first-function")
@@ -204,11 +219,14 @@ async def test_passage_step_mounts_typealong_and_marks_done(make_app, home: Path
         typealong = app.main.query_one("#typing-area").query_one(TypeAlong)
         assert typealong.passage_key == "02-custom-autograd/first-function"
         assert app.focused is typealong
-        record = TypingRecord(typealong.passage_key, 0.0, 40, 42, 0.98, 1, 0, 30.0)
-        app.progress.record_typing(record)
-        typealong.post_message(TypeAlong.Finished(typealong, typealong.passage_key, record))
+        code = normalize(course.chapter(2).step("first-function").code())
+        await pilot.press(*keys_for(code.rstrip("\n") + "\n"))  # typed, key by key
         await pilot.pause()
+        assert typealong.session.finished
         assert "✔" in str(app.query_one(StepNavigator).get_option_at_index(1).prompt)
+        assert "02-custom-autograd/first-function" in app.progress.passages_done()
+        footer = " ".join(k.description for k in app.screen.query("FooterKey"))
+        assert "Run" in footer and "Check" not in footer  # Ctrl+R now runs what was typed
 
 
 async def test_finished_passage_runs_with_the_run_key_and_shows_output(make_app, home: Path) -> None:

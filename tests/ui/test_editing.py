@@ -59,17 +59,51 @@ async def test_autosave_at_most_a_second_after_first_keystroke(make_app, home: P
         await wait_for(pilot, lambda: ws_file(home).read_text().startswith("x"), timeout=3)
 
 
-async def test_work_survives_a_crash(make_app, home: Path) -> None:
-    app = make_app(step_id="sigmoid")
+def test_work_survives_a_killed_process(tmp_path: Path) -> None:
+    """SIGKILL the app mid-session (no quit, no cleanup): what autosave wrote is on disk."""
+    import signal
+    import subprocess
+    import sys
+
+    from .course_fixture import build_course
+
+    root = build_course(tmp_path / "course")
+    home = tmp_path / "home"
+    ready = tmp_path / "ready"
+    script = f"""
+import asyncio, time
+from pathlib import Path
+from tutor.course import load_course
+from tutor.ui.app import TutorApp
+root = Path({str(root)!r})
+app = TutorApp(load_course(root / "lessons", root / "solutions"), Path({str(home)!r}), 2, "sigmoid",
+               warm_runner=False)
+async def main():
     async with app.run_test() as pilot:
         await pilot.press(*"# survived")
-        await wait_for(pilot, lambda: ws_file(home).read_text().startswith("# survived"))
-        # no quit: the process "dies" here
-    again = make_app()  # resumes at the saved position
-    async with again.run_test() as pilot:
-        await pilot.pause()
-        assert again.main.step.id == "sigmoid"
-        assert again.main.query_one("#editor", CodeEditor).text.startswith("# survived")
+        f = Path({str(home)!r}) / "workspace" / "02-custom-autograd" / "sigmoid.py"
+        while not f.read_text().startswith("# survived"):
+            await pilot.pause(0.05)
+        await pilot.press(*" and more")  # typed, not yet saved when the kill comes
+        Path({str(ready)!r}).write_text("ok")
+        await asyncio.sleep(60)
+asyncio.run(main())
+"""
+    proc = subprocess.Popen([sys.executable, "-c", script], cwd=Path(__file__).resolve().parents[2])
+    try:
+        deadline = time.monotonic() + 90
+        while not ready.exists():
+            assert proc.poll() is None, "the app exited early"
+            assert time.monotonic() < deadline, "the app never got going"
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    text = ws_file(home).read_text()
+    assert text.startswith("# survived")
+    assert not list(ws_file(home).parent.glob(".*.tmp"))  # no torn temporary file
 
 
 async def test_step_change_saves_at_once(make_app, home: Path) -> None:
@@ -113,18 +147,35 @@ async def test_tab_reveals_hints_progressively_and_records_them(make_app, home: 
         assert "Hint 3/3" in text_of(again.main.query_one("#hints-text"))
 
 
-async def test_hint_code_shows_as_ghost_text_on_empty_lines(make_app, home: Path) -> None:
+async def test_tab_on_an_empty_line_gives_a_hint_whose_code_shows_only_there(make_app, home: Path) -> None:
     app = make_app(step_id="sigmoid")
     async with app.run_test(size=(120, 40)) as pilot:
         editor = app.main.query_one("#editor", CodeEditor)
         row = line_of(editor, "import torch")
         editor.move_cursor((row, len("import torch")))
-        await pilot.press("tab", "tab")  # hint 2: "`s = torch.sigmoid(x)` then ..."
-        assert editor.suggestion == ""  # not on a line with code
-        await pilot.press("enter")
+        await pilot.press("enter")  # a fresh empty line: where a stuck learner sits
+        before = editor.text
+        await pilot.press("tab")  # hint 1 (no code in it)
+        assert Progress(home).exercise("sigmoid").hints_used == 1 and editor.text == before
+        await pilot.press("tab")  # hint 2: "`s = torch.sigmoid(x)` then ..."
+        assert Progress(home).exercise("sigmoid").hints_used == 2
+        assert editor.suggestion == "s = torch.sigmoid(x)"  # on the line where Tab was pressed
+        await pilot.press("up")  # another line (with code): no ghost
+        assert editor.suggestion == ""
+        await pilot.press("down", "end")  # back on its line: shown again
+        empty = [i for i, line in enumerate(editor.text.splitlines()) if not line.strip()]
+        assert editor.cursor_location[0] == row + 1 and editor.suggestion == "s = torch.sigmoid(x)"
+        await pilot.press("right")  # → moves; it never inserts the hint
+        assert editor.text == before and editor.suggestion == ""
+        editor.move_cursor((empty[-1], 0))
+        await pilot.press("end")
+        assert editor.suggestion == ""  # a different empty line
+        editor.move_cursor((row + 1, 0))
+        await pilot.press("end")
         assert editor.suggestion == "s = torch.sigmoid(x)"
-        await pilot.press("right")
-        assert editor.document[row + 1] == "s = torch.sigmoid(x)" and editor.suggestion == ""
+        await pilot.press("tab")  # the explicit accept key
+        assert editor.document[row + 1] == "s = torch.sigmoid(x)"
+        assert Progress(home).exercise("sigmoid").hints_used == 2  # accepting is not a hint
         await pilot.press("enter")
         assert editor.suggestion == ""  # accepted once: gone
 

@@ -57,7 +57,7 @@ async def test_passing_check_celebrates_and_updates_progress(make_app, home: Pat
         assert "you" in body and "ref" in body and "speedup 1.00×" in body
         assert Progress(home).exercise("sigmoid").status == "passed"
         assert Progress(home).runs("sigmoid")[0].figures["time"]["speedup"] == 1.0
-        assert app.sub_title == "1/2 exercises passed"
+        assert app.sub_title == "1/1 exercises passed"
         assert "✔" in str(app.query_one(StepNavigator).get_option_at_index(2).prompt)
         await pilot.press("ctrl+n")
         assert app.main.step.id == "recap"

@@ -8,7 +8,8 @@ from tutor.progress import ExerciseProgress
 from tutor.ui.autosave import Debouncer, EditorFile
 from tutor.ui.figures import bar, figures_view, fmt_bytes, fmt_seconds
 from tutor.ui.screens.solution import side_by_side
-from tutor.ui.status import Snapshot, chapter_label, first_step_to_do, overall_label, step_status
+from tutor.ui.status import (Snapshot, chapter_label, chapter_progress_label, first_step_to_do,
+                              overall_label, step_status)
 from tutor.ui.widgets.hints import code_suggestion
 from tutor.workspace import Workspace
 
@@ -27,8 +28,9 @@ def test_step_status_and_labels(course) -> None:
     assert [step_status(s, snap) for s in ch2.steps] == ["read", "done", "passed", "read"]
     assert step_status(ch3.steps[1], empty) == "cuda"
     assert step_status(ch3.steps[1], Snapshot({}, set(), gpus=1)) == "new"
-    assert chapter_label(course, ch3) == "3/3 · Custom C++ and CUDA operators"
-    assert overall_label(course, snap) == "1/2 exercises passed"
+    assert chapter_label(course, ch3) == "Ch 3/3 · Custom C++ and CUDA operators"
+    assert overall_label(course, snap) == "1/2 exercises passed in the course"
+    assert chapter_progress_label(ch2, snap) == "1/1 exercises passed"
 
 
 def test_first_step_to_do(course) -> None:
@@ -51,10 +53,37 @@ def test_figures_view_handles_every_kind() -> None:
                          "memory": {"learner_bytes": 2048, "reference_bytes": 1024},
                          "compile_s": 3.0, "custom": {"a": 1.23456}, "count": 3})
     text = plain(view, 60)
-    for want in ("you", "ref", "2.00 s", "speedup 0.50×", "noisy", "2.0 KiB", "2.00× the reference",
-                 "compile", "3.00 s", "a=1.235", "count"):
+    for want in ("yours", "ref", "2.00 s", "too noisy to call", "2.0 KiB", "2.00× the reference",
+                 "compile", "3.00 s", "a 1.235", "count"):
         assert want in text, want
+    assert "speedup" not in text  # noisy: no confident number
     assert figures_view({}) is None
+
+
+def test_speedup_is_the_ratio_of_the_times_shown() -> None:
+    # The old panel showed `you 2.72 ms / ref 2.46 ms / speedup 0.97x` (another statistic).
+    text = plain(figures_view({"time": {"learner_s": 2.72e-3, "reference_s": 2.46e-3,
+                                        "speedup": 0.97, "noisy": False}}), 60)
+    assert "2.72 ms" in text and "2.46 ms" in text
+    assert "speedup 0.90×" in text and "yours is slower" in text
+    text = plain(figures_view({"time": {"learner_s": 1.28e-3, "reference_s": 31.29e-3,
+                                        "speedup": 1.02, "noisy": False}}), 60)
+    assert "speedup 24.45×" in text and "yours is faster" in text
+
+
+def test_noisy_time_says_why_and_labels_are_never_cut() -> None:
+    figures = {"time_per_call": {"learner_s": 0.01, "reference_s": 0.02, "speedup": 2.0, "noisy": True,
+                                 "noise_reason": "rounds spread over 40%; the machine is busy",
+                                 "compares": "yours vs the reference solution"},
+               "peak_memory": {"learner_bytes": 79 * 2**20, "reference_bytes": 40 * 2**20,
+                               "compares": "yours vs the reference, both with checkpointing"}}
+    for width in (38, 80):
+        text = " ".join(plain(figures_view(figures), width).split())  # undo the wrapping
+        assert "too noisy to call: rounds spread over 40%; the machine is busy" in text
+        assert "time per call · yours vs the reference solution" in text
+        assert "peak memory · yours vs the reference, both with checkpointing" in text
+        assert "79.0 MiB" in text and "40.0 MiB" in text and "1.98× the reference's" in text
+        assert "…" not in text
 
 
 def test_side_by_side_diff() -> None:

@@ -33,13 +33,10 @@ from tutor.ui.host import TutorHost
 from tutor.ui.messages import RunDone, RunProgress, SaveDone
 from tutor.ui.runs import Runs
 from tutor.ui.saver import Saver
-from tutor.ui.screens.chapters import ChapterPicker
 from tutor.ui.screens.confirm import ConfirmScreen
-from tutor.ui.screens.help import HelpScreen
-from tutor.ui.screens.solution import SolutionScreen
 from tutor.ui.status import chapter_progress_label, first_step_to_do, icon, step_status
 from tutor.ui.widgets.editor import CodeEditor
-from tutor.ui.widgets.guide import Guide
+from tutor.ui.widgets.guide import GuideView
 from tutor.ui.widgets.hints import HintPanel, code_suggestion
 from tutor.ui.widgets.navigator import StepNavigator
 from tutor.ui.widgets.results import ResultsPanel
@@ -148,7 +145,7 @@ class MainScreen(Screen[None]):
             yield StepNavigator(id="navigator")
             with Vertical(id="guide-pane"):
                 with VerticalScroll(id="guide-scroll"):
-                    yield Guide(id="guide")
+                    yield GuideView(id="guide")
             # Filled by _ensure_work: a reading step's first paint does without the editor.
             yield Vertical(id="work-pane")
         yield Static(id="too-small")
@@ -274,6 +271,7 @@ class MainScreen(Screen[None]):
 
     async def _after_first_paint(self) -> None:
         self.tutor.warm_up()
+        self.set_timer(0.2, self.query_one("#guide", GuideView).highlight_code)
         await self._build_work()
 
     # -- footer by step kind --------------------------------------------------------------------
@@ -347,7 +345,7 @@ class MainScreen(Screen[None]):
             self.tutor.progress.set_position(chapter.number, step.id)
         except ProgressError as exc:
             self.error(str(exc))
-        self.query_one("#guide", Guide).update(step.text())
+        self.query_one("#guide", GuideView).show(step.text())
         self.query_one("#guide-scroll", VerticalScroll).scroll_home(animate=False)
         self.refresh_status()
         self._show_work(step)
@@ -717,6 +715,8 @@ class MainScreen(Screen[None]):
     def _show_solution(self, ex: Exercise) -> None:
         self.save_now()
         mine = self.query_one("#editor", CodeEditor).text
+        from tutor.ui.screens.solution import SolutionScreen  # dialogs load when first opened
+
         self.app.push_screen(SolutionScreen(ex.title, mine, ex.solution.read_text(encoding="utf-8")))
 
     def _offer_solution(self, ex: Exercise) -> None:
@@ -796,10 +796,14 @@ class MainScreen(Screen[None]):
             if number is not None and self.chapter is not None and number != self.chapter.number:
                 self.open_chapter(number)
 
+        from tutor.ui.screens.chapters import ChapterPicker
+
         self.app.push_screen(ChapterPicker(self.tutor.course, self.chapter.number,
                                            self.tutor.snapshot()), chosen)
 
     def action_help(self) -> None:
+        from tutor.ui.screens.help import HelpScreen
+
         self.app.push_screen(HelpScreen(self.tutor.all_bindings()))
 
     def on_screen_resume(self) -> None:

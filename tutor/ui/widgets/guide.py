@@ -1,48 +1,53 @@
-"""The guide: Textual's Markdown, with code blocks that wrap and highlight after the first paint.
+"""The guide: a step's Markdown, drawn by Rich inside one widget.
 
-Highlighting a code block imports Pygments and its lexers (~100 ms on a small CPU), which
-would delay the first screen; so a fence first shows its code plain and highlights itself
-once the screen is up (the Pygments import is paid once, off the first frame).
+Why not Textual's Markdown widget: it mounts a widget per block (a guide has 20-40), which
+made the first paint of `tutor start` 2.5x a bare Textual app; one Static costs one mount.
+Rich's Markdown also wraps code blocks and fits tables to the width (nothing is cut at the
+pane's edge).
+
+Code blocks show plain on the first paint and highlighted right after: highlighting needs a
+Pygments lexer, whose first use compiles its regexes (~100 ms on a small CPU).
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import ClassVar
 
-from textual.content import Content
-from textual.widgets import Markdown
-from textual.widgets._markdown import MarkdownBlock, MarkdownFence
-
-
-class GuideFence(MarkdownFence):
-    """A code block: plain until mounted, then highlighted. Wraps (see tutor.tcss)."""
-
-    _plain_first = True
-    _highlighted = False  # set once the deferred highlight has run
-
-    @classmethod
-    def highlight(cls, code: str, language: str, ansi: bool = False, dark: bool = False) -> Content:
-        if cls._plain_first:
-            return Content(code)
-        return super().highlight(code, language, ansi=ansi, dark=dark)
-
-    def on_mount(self) -> None:
-        # After the first frame, and a little later still: the screen is busy until then.
-        self.call_after_refresh(self.set_timer, 0.25, self._highlight_now)
-
-    def _highlight_now(self) -> None:
-        code = MarkdownFence.highlight(self.code, self.lexer, ansi=self.app.native_ansi_color,
-                                       dark=self.app.current_theme.dark)
-        self._highlighted_code = code
-        self._highlighted = True
-        self.set_content(code)
-
-    def notify_style_update(self) -> None:
-        # A theme change re-highlights (MarkdownFence does the same, through highlight()).
-        if self._highlighted:
-            self._highlight_now()
-        MarkdownBlock.notify_style_update(self)
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.markdown import CodeBlock, Markdown
+from rich.padding import Padding
+from rich.syntax import Syntax
+from rich.text import Text
+from textual.widgets import Static
 
 
-class Guide(Markdown):
-    BLOCKS: dict[str, Any] = {**Markdown.BLOCKS, "fence": GuideFence, "code_block": GuideFence}
+class _CodeBlock(CodeBlock):
+    highlight: ClassVar[bool] = False  # turned on once the first screen is up
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        code = str(self.text).rstrip()
+        if _CodeBlock.highlight:
+            yield Syntax(code, self.lexer_name, theme=self.theme, word_wrap=True, padding=1)
+        else:
+            yield Padding(Text(code, style="on #272822"), 1, style="on #272822")
+
+
+class GuideMarkdown(Markdown):
+    elements = {**Markdown.elements, "fence": _CodeBlock, "code_block": _CodeBlock}
+
+
+class GuideView(Static):
+    """Shows one step's Markdown; `source` is the text shown."""
+
+    source = ""
+
+    def show(self, markdown: str) -> None:
+        self.source = markdown
+        self.update(GuideMarkdown(markdown, code_theme="monokai", hyperlinks=False))
+
+    def highlight_code(self) -> None:
+        """Highlight code blocks from now on (call after the first paint)."""
+        if not _CodeBlock.highlight:
+            _CodeBlock.highlight = True
+            if self.source:
+                self.show(self.source)

@@ -1,0 +1,290 @@
+"""The app's second pass, driven as a learner would: keys, panels, layout, figures, restarts."""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tutor.progress import Progress
+from tutor.runner.protocol import Verdict
+from tutor.ui.screens.confirm import ConfirmScreen
+from tutor.ui.screens.main import MainScreen
+from tutor.ui.screens.solution import SolutionScreen
+from tutor.ui.widgets.editor import CodeEditor
+from tutor.ui.widgets.hints import HintPanel
+from tutor.ui.widgets.results import ResultsPanel
+
+from .course_fixture import SOLUTION
+from .helpers import FakeRunner, text_of, wait_for
+
+REPO = Path(__file__).resolve().parents[2]
+LONG_FAIL = Verdict(status="failed", reason="gradient of x differs from torch.sigmoid's",
+                    details=[f"detail line {i}" for i in range(6)],
+                    output="".join(f"output line {i}\n" for i in range(60)), duration_s=1.0)
+
+
+def footer_keys(app) -> list[str]:
+    return [k.description for k in app.screen.query("FooterKey")]
+
+
+async def test_esc_in_the_editor_keeps_typing_working(make_app) -> None:
+    app = make_app(step_id="sigmoid")
+    async with app.run_test() as pilot:
+        editor = app.main.query_one("#editor", CodeEditor)
+        await pilot.press("escape", "escape", *"ok")
+        assert app.focused is editor and editor.text.startswith("ok")
+        # from the guide (clicked or focused), typing still lands in the code
+        app.main.query_one("#guide-scroll").focus()
+        await pilot.pause()
+        await pilot.press(*"!")
+        assert app.focused is editor and editor.text.startswith("ok!")
+        await pilot.press("end", "tab")  # keys and Tab (a hint, in a line of code) still work
+        assert app.main.query_one(HintPanel).open
+
+
+async def test_esc_closes_the_newest_panel_and_f7_brings_them_back(make_app) -> None:
+    app = make_app(step_id="sigmoid", runner=FakeRunner([LONG_FAIL]))
+    async with app.run_test(size=(120, 36)) as pilot:
+        editor = app.main.query_one("#editor", CodeEditor)
+        hints, results = app.main.query_one(HintPanel), app.main.query_one(ResultsPanel)
+        await pilot.press("end", "tab")  # at the end of a line of code: a hint
+        await pilot.press("ctrl+r")
+        await wait_for(pilot, lambda: results.verdict is not None)
+        assert hints.display and results.display
+        await pilot.press("escape")  # the newest: results
+        assert not results.display and hints.display and app.focused is editor
+        await pilot.press("escape")
+        assert not hints.display and app.focused is editor
+        await pilot.press("f7")
+        assert hints.display and results.display
+
+
+@pytest.mark.parametrize("size,lines", [((120, 36), 12), ((80, 24), 8)])
+async def test_panels_leave_the_editor_its_lines_and_scroll_from_the_keyboard(make_app, size, lines) -> None:
+    app = make_app(step_id="sigmoid", runner=FakeRunner([LONG_FAIL]))
+    async with app.run_test(size=size) as pilot:
+        editor = app.main.query_one("#editor", CodeEditor)
+        editor.move_cursor((editor.document.line_count - 1, 0))  # the last line, at the bottom
+        await pilot.press("tab", "tab", "tab")  # all three hints
+        await pilot.press("ctrl+r")
+        results = app.main.query_one(ResultsPanel)
+        await wait_for(pilot, lambda: results.verdict is not None)
+        await pilot.pause()
+        assert results.display and app.main.query_one(HintPanel).display
+        assert editor.content_region.height >= lines
+        assert editor.content_region.contains(*editor.cursor_screen_offset)  # cursor in view
+        assert results.max_scroll_y > 0  # 60 lines of output do not fit: it scrolls
+        await pilot.press("alt+down")
+        assert results.scroll_y > 0
+        await pilot.press("alt+up")
+        assert results.scroll_y == 0
+        assert app.focused is editor
+
+
+async def test_tab_with_a_selection_or_in_indentation_still_indents(make_app, home: Path) -> None:
+    app = make_app(step_id="sigmoid")
+    async with app.run_test() as pilot:
+        editor = app.main.query_one("#editor", CodeEditor)
+        row = next(i for i, line in enumerate(editor.text.splitlines()) if "def forward" in line)
+        editor.select_line(row)
+        editor.selection = type(editor.selection)((row, 0), (row + 1, 3))
+        await pilot.press("tab")
+        assert editor.document[row].startswith("        def forward")
+        assert Progress(home).exercise("sigmoid").hints_used == 0
+
+
+async def test_ctrl_a_selects_everything(make_app) -> None:
+    app = make_app(step_id="sigmoid")
+    async with app.run_test() as pilot:
+        editor = app.main.query_one("#editor", CodeEditor)
+        await pilot.press("ctrl+a")
+        assert editor.selected_text == editor.text
+
+
+async def test_f3_toggles_soft_wrap_and_the_view_never_stays_sideways(make_app) -> None:
+    app = make_app(step_id="sigmoid")
+    async with app.run_test(size=(80, 24)) as pilot:
+        editor = app.main.query_one("#editor", CodeEditor)
+        assert editor.soft_wrap  # long stub lines wrap at 80 columns
+        await pilot.press("f3")
+        assert not editor.soft_wrap
+        editor.move_cursor((0, 0))
+        await pilot.press("end")  # the long docstring line: scrolled sideways to its end
+        await pilot.pause()
+        assert editor.scroll_x > 0
+        await pilot.press("down")  # a short (empty) line: back to the left edge
+        await pilot.pause()
+        await pilot.pause()
+        assert editor.scroll_x == 0
+
+
+async def test_f9_after_a_pass_shows_the_diff_without_the_hint_gate(make_app, home: Path) -> None:
+    app = make_app(step_id="sigmoid", runner=FakeRunner([Verdict(status="passed")]))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("f9")  # not passed, no hints used: refused
+        assert isinstance(app.screen, MainScreen)
+        await pilot.press("ctrl+r")
+        await wait_for(pilot, lambda: Progress(home).exercise("sigmoid").status == "passed")
+        await pilot.press("f9")
+        assert isinstance(app.screen, SolutionScreen)  # no question, no hints spent
+        assert Progress(home).exercise("sigmoid").hints_used == 0
+        diff = text_of(app.screen.query_one("#solution-diff"), width=160)
+        assert "ctx.save_for_backward" in diff
+
+
+async def test_the_cursor_position_survives_a_restart(make_app) -> None:
+    app = make_app(step_id="sigmoid")
+    async with app.run_test() as pilot:
+        editor = app.main.query_one("#editor", CodeEditor)
+        editor.move_cursor((14, 8))
+        await pilot.press("x")
+        await pilot.press("ctrl+q")
+    again = make_app()
+    async with again.run_test() as pilot:
+        await pilot.pause()
+        editor = again.main.query_one("#editor", CodeEditor)
+        assert editor.cursor_location == (14, 9)
+        assert editor.document[14][8] == "x"
+
+
+async def test_zoom_and_split_are_remembered(make_app) -> None:
+    app = make_app(step_id="sigmoid")
+    async with app.run_test(size=(120, 36)) as pilot:
+        main = app.main
+        before = main.query_one("#guide-pane").region.width
+        await pilot.press("alt+shift+right")  # a wider guide
+        await pilot.pause()
+        assert main.query_one("#guide-pane").region.width > before
+        await pilot.press("f4")  # the guide, full width
+        await pilot.pause()
+        assert not main.query_one("#work-pane").display
+        assert main.query_one("#guide-pane").region.width == 120
+        await pilot.press("f4")  # the work, full width
+        await pilot.pause()
+        assert not main.query_one("#guide-pane").display
+        assert main.query_one("#editor").region.width == 120
+        await pilot.press("ctrl+q")
+    again = make_app()
+    async with again.run_test(size=(120, 36)) as pilot:
+        await pilot.pause()
+        assert again.main.has_class("-zoom-work") and not again.main.query_one("#guide-pane").display
+        await pilot.press("f4")
+        await pilot.pause()
+        assert again.main.query_one("#guide-pane").region.width > before
+
+
+@pytest.mark.parametrize("step_id,shown,hidden", [
+    ("why", ["Next", "Prev", "Steps", "Chapters", "Help", "Quit"], ["Check", "Solution", "Hint"]),
+    ("sigmoid", ["Hint", "Check", "Next", "Solution", "Zoom", "Help", "Quit"], ["Chapters", "Run"]),
+])
+async def test_the_footer_fits_80_columns_with_help_and_quit(make_app, step_id, shown, hidden) -> None:
+    app = make_app(step_id=step_id)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.pause()
+        keys = footer_keys(app)
+        for want in shown:
+            assert want in keys, (want, keys)
+        for unwanted in hidden:
+            assert unwanted not in keys, (unwanted, keys)
+        assert all(k.region.right <= 80 and k.region.width > 0 for k in app.screen.query("FooterKey"))
+
+
+async def test_learner_text_is_shown_as_text_not_markup(make_app) -> None:
+    verdict = Verdict(status="failed", reason="[bold red]expected[/] 1, got 2",
+                      details=["line with [link=http://x]markup[/link]"],
+                      output="\x1b[2Jcleared?\x1b]52;c;Zm9v\x07 and [b]bold[/b]\n")
+    app = make_app(step_id="sigmoid", runner=FakeRunner([verdict]))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("ctrl+r")
+        results = app.main.query_one(ResultsPanel)
+        await wait_for(pilot, lambda: results.verdict is not None)
+        body = text_of(results.query_one("#results-body"))
+        assert "[bold red]expected[/] 1, got 2" in body
+        assert "[link=http://x]markup[/link]" in body
+        assert "cleared? and [b]bold[/b]" in body and "\x1b" not in body
+
+
+async def test_header_counts_the_chapter_and_the_picker_the_course(make_app, home: Path) -> None:
+    app = make_app(step_id="sigmoid", runner=FakeRunner([Verdict(status="passed")]))
+    async with app.run_test(size=(120, 36)) as pilot:
+        assert app.sub_title == "0/1 exercises passed"
+        await pilot.press("ctrl+r")
+        await wait_for(pilot, lambda: app.sub_title == "1/1 exercises passed")
+        assert "sigmoid" in str(app.main.query_one("#navigator").get_option_at_index(2).prompt)
+        await pilot.press("ctrl+o")
+        assert "1/2 exercises passed in the course" in text_of(app.screen.query_one(".dialog-title"))
+
+
+@pytest.mark.slow
+async def test_real_runner_pass_then_f9_and_the_figures_agree(make_app, home: Path) -> None:
+    app = make_app(step_id="sigmoid", warm_runner=True, device="cpu")
+    async with app.run_test(size=(120, 40)) as pilot:
+        editor = app.main.query_one("#editor", CodeEditor)
+        editor.load_text(SOLUTION)  # as if pasted: the check saves it first
+        await pilot.press("f5")
+        results = app.main.query_one(ResultsPanel)
+        await wait_for(pilot, lambda: results.verdict is not None, timeout=240)
+        assert results.verdict.status == "passed", results.verdict
+        assert app.sub_title == "1/1 exercises passed"
+        await pilot.press("f9")
+        assert isinstance(app.screen, SolutionScreen) and not isinstance(app.screen, ConfirmScreen)
+
+
+def _module_imports(path: Path, package_root: Path) -> set[str]:
+    """Modules `path` imports at import time (not inside functions or TYPE_CHECKING)."""
+    tree = ast.parse(path.read_text())
+    found: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
+            continue
+        for sub in ast.walk(node) if not isinstance(node, (ast.FunctionDef, ast.ClassDef)) else []:
+            if isinstance(sub, ast.ImportFrom) and sub.module:
+                found.add(sub.module)
+            elif isinstance(sub, ast.Import):
+                found.update(a.name for a in sub.names)
+        if isinstance(node, ast.ClassDef):  # class bodies run at import; methods do not
+            for sub in node.body:
+                if isinstance(sub, (ast.Import, ast.ImportFrom)):
+                    found.add(getattr(sub, "module", "") or "")
+    return {m for m in found if m.startswith("tutor.ui")}
+
+
+def test_no_import_circle_inside_tutor_ui() -> None:
+    root = REPO / "tutor" / "ui"
+    graph = {}
+    for path in root.rglob("*.py"):
+        name = ".".join(path.relative_to(REPO).with_suffix("").parts).removesuffix(".__init__")
+        graph[name] = _module_imports(path, root)
+    assert "tutor.ui.app" not in set().union(*(deps for mod, deps in graph.items() if mod != "tutor.ui.app"))
+
+    def visit(mod: str, stack: list[str]) -> None:
+        for dep in graph.get(mod, ()):
+            assert dep not in stack, " -> ".join(stack + [dep])
+            visit(dep, stack + [dep])
+
+    for mod in graph:
+        visit(mod, [mod])
+
+
+def test_cli_hint_and_reset_default_to_the_current_exercise(home: Path) -> None:
+    Progress(home).set_position(2, "sigmoid")
+    env = {**os.environ, "TUTOR_HOME": str(home), "PYTHONPATH": str(REPO)}
+    env.pop("TUTOR_COURSE", None)
+    hint = subprocess.run([sys.executable, "-m", "tutor", "hint"], capture_output=True, text=True,
+                          env=env, cwd=REPO, timeout=120)
+    assert hint.returncode == 0, hint.stderr
+    assert "sigmoid" in hint.stdout.splitlines()[0] and "hint 1/" in hint.stdout
+    assert Progress(home).exercise("sigmoid").hints_used == 1
+    ws = home / "workspace" / "02-custom-autograd" / "sigmoid.py"
+    ws.parent.mkdir(parents=True, exist_ok=True)
+    ws.write_text("# mine\n")
+    reset = subprocess.run([sys.executable, "-m", "tutor", "reset"], capture_output=True, text=True,
+                           env=env, cwd=REPO, timeout=120)
+    assert reset.returncode == 0, reset.stderr
+    assert "sigmoid" in reset.stdout and not ws.read_text().startswith("# mine")
