@@ -3,9 +3,16 @@ that names the problem in the learner's terms."""
 
 import pytest
 
-from .conftest import assert_fails, assert_passes
+from .conftest import assert_fails, assert_passes, describe
 
 pytestmark = pytest.mark.slow
+
+
+@pytest.mark.parametrize("exercise", ["memory-checkpoint", "memory-grad-accum", "memory-mixed-precision",
+                                      "memory-adam8bit"])
+def test_stub_fails(check_code, course, exercise):
+    v = check_code(exercise, course.exercise(exercise).stub)
+    assert v.status in ("failed", "error"), describe(v)
 
 
 # -- memory-checkpoint --------------------------------------------------------------------------
@@ -231,4 +238,25 @@ def test_adam8bit_counting_only_the_quantized_state_fails(mutant):
 
 
 def test_adam8bit_ignoring_the_learning_rate_fails(mutant):
-    assert_fails(mutant("memory-adam8bit", ADAM8BIT, "bnb.optim.Adam8bit(model.parameters())"), "learning rate")
+    assert_fails(mutant("memory-adam8bit", ADAM8BIT, "bnb.optim.Adam8bit(model.parameters())"), "learning rate",
+                 "pass the lr it is given")
+
+
+def test_adam8bit_adamw8bit_decays_weights(mutant):
+    v = mutant("memory-adam8bit", ADAM8BIT, "bnb.optim.AdamW8bit(model.parameters(), lr=lr)")
+    assert_fails(v, "weight_decay=0.01", "AdamW")
+
+
+def test_adam8bit_only_some_parameters(mutant):
+    v = mutant("memory-adam8bit", ADAM8BIT, "bnb.optim.Adam8bit([p for p in model.parameters() if p.dim() > 1], lr=lr)")
+    assert_fails(v, "leaves out 3 of the model's 6 parameters", "model.parameters()")
+
+
+def test_adam8bit_counting_elements_not_bytes_fails(mutant):
+    v = mutant("memory-adam8bit", "v.numel() * v.element_size()", "v.numel()")
+    assert_fails(v, "state_bytes(")
+
+
+def test_adam8bit_optim_bits_8_and_nbytes_pass(variant):
+    variant("memory-adam8bit", (ADAM8BIT, "bnb.optim.Adam(model.parameters(), lr=lr, optim_bits=8)"),
+            ("v.numel() * v.element_size()", "v.nbytes"))

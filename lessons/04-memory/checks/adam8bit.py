@@ -1,5 +1,7 @@
-"""Check: make_optimizer gives an Adam whose state is at most 30% of torch.optim.Adam's and
-whose loss after N steps is close to Adam's; state_bytes counts optimizer state correctly."""
+"""Check: make_optimizer gives an Adam over all of the model's parameters, with the lr it is
+given and Adam's defaults (read from its param groups), whose state is at most 30% of
+torch.optim.Adam's and whose loss after N steps is close to Adam's; state_bytes counts
+optimizer state correctly (8-bit and 32-bit)."""
 
 import copy
 
@@ -14,6 +16,27 @@ MAX_RATIO = 0.30
 def _state_bytes(optimizer):
     return sum(v.numel() * v.element_size() for state in optimizer.state.values()
                for v in state.values() if isinstance(v, torch.Tensor))
+
+
+def _check_configuration(ctx, opt, model, lr):
+    """What the task names, read from the optimizer itself: every parameter, the lr it was
+    given, and Adam's defaults (betas, eps, no weight decay)."""
+    held = {id(p) for group in opt.param_groups for p in group["params"]}
+    params = dict(model.named_parameters())
+    left_out = [name for name, p in params.items() if id(p) not in held]
+    ctx.expect(not left_out, f"the optimizer from make_optimizer leaves out {len(left_out)} of the model's "
+                             f"{len(params)} parameters (the first: `{left_out[0] if left_out else ''}`): "
+                             "pass model.parameters()")
+    for i, group in enumerate(opt.param_groups):
+        ctx.expect(group.get("lr") == lr,
+                   f"parameter group {i} has learning rate {group.get('lr')}, but make_optimizer was asked "
+                   f"for lr={lr:g}: pass the lr it is given")
+        ctx.expect(tuple(group.get("betas", (0.9, 0.999))) == (0.9, 0.999),
+                   f"parameter group {i} has betas={tuple(group.get('betas'))}; the task is Adam with its "
+                   "default betas (0.9, 0.999)")
+        ctx.expect(not group.get("weight_decay"),
+                   f"parameter group {i} has weight_decay={group.get('weight_decay')}: that is AdamW-style "
+                   "decoupled decay (AdamW8bit's default is 0.01); the task is plain Adam, without decay")
 
 
 def _train(model, opt, batches):
@@ -42,6 +65,7 @@ def check(ctx):
     opt = mine.make_optimizer(model, lr)
     ctx.expect(isinstance(opt, torch.optim.Optimizer),
                f"make_optimizer returned a {type(opt).__name__}, expected an optimizer")
+    _check_configuration(ctx, opt, model, lr)
     adam = torch.optim.Adam(adam_model.parameters(), lr=lr)
     ref_opt = ref.make_optimizer(ref_model, lr)
     ctx.phase(f"training {STEPS} steps with your optimizer and with torch.optim.Adam")

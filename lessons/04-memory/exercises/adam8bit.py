@@ -10,12 +10,14 @@ import torch
 
 def make_optimizer(model: torch.nn.Module, lr: float) -> torch.optim.Optimizer:
     """Adam for `model`'s parameters, learning rate `lr`, with 8-bit optimizer state."""
-    # TODO: return the bitsandbytes 8-bit Adam (bnb.optim.Adam8bit) with learning rate `lr`.
+    # TODO: Adam with 8-bit state, from bitsandbytes, for every parameter of `model`. Watch out:
+    #       the check reads the learning rate, betas and weight decay back from the optimizer.
     return torch.optim.Adam(model.parameters(), lr=lr)
 
 
 def state_bytes(optimizer: torch.optim.Optimizer) -> int:
     """Bytes held by every tensor in the optimizer's per-parameter state."""
-    # TODO: optimizer.state maps each parameter to a dict of its state (tensors, and maybe plain
-    #       numbers such as a step count). Add up numel() * element_size() of every tensor in it.
+    # TODO: the bytes of every tensor in optimizer.state, which maps each parameter to a dict
+    #       of its state. Watch out: the dicts may also hold plain numbers (a step count), and
+    #       8-bit state comes with float32 helpers (per-block scales) that count too.
     raise NotImplementedError("TODO: implement state_bytes")
