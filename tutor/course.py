@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Iterator, Literal
+from typing import Any, Literal
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -359,16 +360,17 @@ def load_chapter(directory: Path, solutions: Path | None = None,
     solutions = (solutions or paths.solutions_dir()) / directory.name
     steps: list[Step] = []
     seen: set[str] = set()
+    optional = [lang for lang in _guide_languages(directory) if lang not in languages]
     for i, raw in enumerate(raw_steps):
         f = _Fields(manifest, raw, f"steps[{i}]")
-        steps.append(_load_step(f, i, directory, solutions, tuple(languages), seen))
+        steps.append(_load_step(f, i, directory, solutions, tuple(languages), seen, optional))
     chapter = Chapter(number=number, slug=directory.name, title=title, summary=summary,
                       directory=directory, languages=tuple(languages), steps=tuple(steps))
     return chapter if lang == DEFAULT_LANGUAGE else _translate(chapter, lang)
 
 
 def _load_step(f: _Fields, index: int, directory: Path, solutions: Path,
-               languages: tuple[str, ...], seen: set[str]) -> Step:
+               languages: tuple[str, ...], seen: set[str], optional: list[str]) -> Step:
     kind = f.text("kind")
     if kind not in STEP_KINDS:
         raise f.error("kind", f"must be one of {', '.join(STEP_KINDS)}, not {kind!r}")
@@ -387,8 +389,8 @@ def _load_step(f: _Fields, index: int, directory: Path, solutions: Path,
             raise f.error("text", f"file not found: {_display(path)}")
         texts[lang] = path
     # Languages the manifest does not declare are optional, step by step (English fallback).
-    for lang in _guide_languages(directory):
-        if lang not in texts and (directory / "guide" / lang / text_name).is_file():
+    for lang in optional:
+        if (directory / "guide" / lang / text_name).is_file():
             texts[lang] = directory / "guide" / lang / text_name
     common: dict[str, Any] = {"chapter_slug": directory.name, "index": index, "kind": kind,
                               "id": step_id, "title": title, "texts": texts}
