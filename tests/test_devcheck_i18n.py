@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tutor.course import load_course
-from tutor.devcheck import translation_problems, untranslated_report
+from tutor.devcheck import stale_translations, translation_problems, untranslated_report
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -114,6 +114,21 @@ def test_untranslated_steps_are_warnings_and_a_broken_file_a_problem(chapter):
     assert problems == ["lessons/01-basics/i18n/zh.toml: steps.typo: no step 'typo' in 01-basics/lesson.toml"]
 
 
+def test_a_translation_missing_a_bullet_the_english_gained_is_flagged_stale(chapter):
+    assert stale_translations(load_course()) == []
+    english = chapter / "guide" / "en" / "02-typing.md"
+    english.write_text(EN_TYPING.replace("Then the passage:", "Then the passage:\n\n- it prints\n- an area"),
+                       encoding="utf-8")
+    assert stale_translations(load_course()) == [
+        "lessons/01-basics/guide/zh/02-typing.md: 0 list item(s), the English 2: the translation may be out of date"]
+    english.write_text(EN_TYPING, encoding="utf-8")
+    # Code does not count (the `# the circle's area` comment is not a heading); a new section does.
+    zh = chapter / "guide" / "zh" / "02-typing.md"
+    zh.write_text(ZH_TYPING + "\n## 小结\n", encoding="utf-8")
+    assert stale_translations(load_course()) == [
+        "lessons/01-basics/guide/zh/02-typing.md: 2 heading(s), the English 1: the translation may be out of date"]
+
+
 def run_dev_check(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, TUTOR_HOME=str(tmp_path / "home"), COLUMNS="200")
     env.pop("PYTHONUNBUFFERED", None)
@@ -125,9 +140,9 @@ def test_dev_check_warns_about_untranslated_steps_without_failing(chapter, tmp_p
     done = run_dev_check(tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "01-basics/intro: no zh guide, title" in done.stdout
-    assert "3 untranslated, 0 problem(s)" in done.stdout
+    assert "3 translation warning(s), 0 problem(s)" in done.stdout
     data = json.loads(run_dev_check(tmp_path, "--json").stdout)
-    assert data["problems"] == [] and len(data["untranslated"]) == 3
+    assert data["problems"] == [] and len(data["translation_warnings"]) == 3
 
 
 def test_dev_check_fails_when_code_drifts_between_languages(chapter, tmp_path):

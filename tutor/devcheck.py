@@ -1,7 +1,8 @@
 """`tutor dev check`: the course author's gate, modelled on rustlings' `dev check`.
 
 Every manifest loads; every guide code block parses; every translated guide has the English
-guide's python blocks unchanged (steps not yet translated are listed as warnings); every stub has TODO markers and none of
+guide's python blocks unchanged (steps not yet translated, or translated from an older English
+text, are listed as warnings); every stub has TODO markers and none of
 the lines its solution marks `# key`; every exercise's stub FAILS its check and its solution PASSES. Exercises this machine cannot run
 (CUDA, several GPUs) are reported as skipped, never counted as passed.
 """
@@ -168,6 +169,32 @@ def _first_difference(mine: str, theirs: str) -> str:
     return f"in length ({len(a)} lines instead of {len(b)})" if len(a) != len(b) else "in line endings"
 
 
+_ANY_FENCE = re.compile(r"^[ \t]*```.*?^[ \t]*```", re.MULTILINE | re.DOTALL)  # indented ones too
+_SHAPE = {"heading(s)": re.compile(r"^#{1,6} "), "list item(s)": re.compile(r"^\s*(?:[-*+]|\d+[.)]) "),
+          "table row(s)": re.compile(r"^\s*\|")}
+
+
+def _shape(markdown: str) -> dict[str, int]:
+    lines = _ANY_FENCE.sub("", markdown).splitlines()
+    return {name: sum(1 for line in lines if pattern.match(line)) for name, pattern in _SHAPE.items()}
+
+
+def stale_translations(course: Course) -> list[str]:
+    """A translated guide whose headings, list items or table rows are not as many as the
+    English guide's was probably written from an older English text (a bullet added since)."""
+    warnings = []
+    for step in course.steps():
+        english = _shape(step.texts[DEFAULT_LANGUAGE].read_text(encoding="utf-8"))
+        for lang, path in sorted(step.texts.items()):
+            if lang == DEFAULT_LANGUAGE:
+                continue
+            mine = _shape(path.read_text(encoding="utf-8"))
+            diff = [f"{mine[k]} {k}, the English {english[k]}" for k in english if mine[k] != english[k]]
+            if diff:
+                warnings.append(f"{_rel(path, course)}: {'; '.join(diff)}: the translation may be out of date")
+    return warnings
+
+
 def untranslated_report(lessons: Path | None = None, solutions: Path | None = None) -> tuple[list[str], list[str]]:
     """(problems, warnings) for every language the course has besides English: a translation
     file that does not load is a problem; a field still in English is only a warning."""
@@ -205,7 +232,8 @@ def dev_check(console: Console, home: Path, chapters: list[int] | None = None, r
     i18n_problems, untranslated = untranslated_report()
     report = Report(problems=[p for p in static_problems(course) + translation_problems(course) + i18n_problems
                               if not chapters or any(c.slug in p for c in wanted)],
-                    warnings=[w for w in untranslated if not chapters or any(c.slug in w for c in wanted)])
+                    warnings=[w for w in untranslated + stale_translations(course)
+                              if not chapters or any(c.slug in w for c in wanted)])
     exercises = [e for c in wanted for e in c.exercises]
     if run and exercises:
         workspace = Workspace(home)
@@ -244,7 +272,7 @@ def dev_check(console: Console, home: Path, chapters: list[int] | None = None, r
                 note = f"stub: {sv.reason[:90]}" if sv.status != "passed" else ""
             report.rows.append((e.key, sv.status, rv.status, note + f"  [{rv.duration_s:.1f} s]"))
     if as_json:
-        print(json.dumps({"problems": report.problems, "untranslated": report.warnings, "skipped": report.skipped,
+        print(json.dumps({"problems": report.problems, "translation_warnings": report.warnings, "skipped": report.skipped,
                           "exercises": [dict(zip(("exercise", "stub", "solution", "note"), r))
                                         for r in report.rows]}, indent=2))
     else:
@@ -259,7 +287,8 @@ def dev_check(console: Console, home: Path, chapters: list[int] | None = None, r
                               f"[{STATUS_STYLE.get(sol_status, '')}]{sol_status}[/]", note)
             console.print(table)
         if report.warnings:
-            console.print(f"! {len(report.warnings)} chapter(s) or step(s) not fully translated (shown in English):",
+            console.print(f"! {len(report.warnings)} translation warning(s): steps not fully translated "
+                          "(shown in English) or translated from an older English text:",
                           style="yellow", highlight=False, markup=False)
             for w in report.warnings:
                 console.print("  " + w, style="yellow", highlight=False, markup=False)
@@ -267,5 +296,5 @@ def dev_check(console: Console, home: Path, chapters: list[int] | None = None, r
             console.print("✗ " + p, style="red", highlight=False, markup=False)
         n = len(wanted)
         console.print(f"{n} chapter(s), {len(exercises)} exercise(s), {report.skipped} skipped on this machine, "
-                      f"{len(report.warnings)} untranslated, {len(report.problems)} problem(s)")
+                      f"{len(report.warnings)} translation warning(s), {len(report.problems)} problem(s)")
     return 1 if report.problems else 0
