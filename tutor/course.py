@@ -436,7 +436,7 @@ def _load_step(f: _Fields, index: int, directory: Path, solutions: Path,
         checker=f.file_in("checker", directory),
         hints=tuple(h.strip() for h in hints),
         timeout=float(timeout),
-        needs=Needs(device=device, gpus=gpus, processes=processes),
+        needs=Needs(device=device, gpus=gpus, processes=processes),  # type: ignore[arg-type]  # checked above
     )
 
 

@@ -198,7 +198,8 @@ def stale_translations(course: Course) -> list[str]:
 def untranslated_report(lessons: Path | None = None, solutions: Path | None = None) -> tuple[list[str], list[str]]:
     """(problems, warnings) for every language the course has besides English: a translation
     file that does not load is a problem; a field still in English is only a warning."""
-    problems, warnings = [], []
+    problems: list[str] = []
+    warnings: list[str] = []
     for lang in available_languages(lessons):
         if lang == DEFAULT_LANGUAGE:
             continue
