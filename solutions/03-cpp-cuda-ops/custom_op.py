@@ -49,13 +49,13 @@ _ext = load_inline(
 
 # The schema, row_logsumexp(Tensor x) -> Tensor, is read from the type annotations.
 # mutates_args=() promises that no input is written to.
-@torch.library.custom_op("tutor_ch03::row_logsumexp", mutates_args=())
+@torch.library.custom_op("tutor_ch03::row_logsumexp", mutates_args=())  # key
 def row_logsumexp(x: torch.Tensor) -> torch.Tensor:
     return _ext.row_logsumexp(x)
 
 
 # The fake (meta) implementation: given inputs that have shapes, dtypes and devices but no data,
 # describe the output. torch.compile runs this while tracing instead of the C++ kernel.
-@row_logsumexp.register_fake
+@row_logsumexp.register_fake  # key
 def _(x):
-    return x.new_empty(x.shape[:-1])  # (rows, cols) -> (rows,), same dtype and device as x
+    return x.new_empty(x.shape[:-1])  # key: (rows, cols) -> (rows,), same dtype and device as x

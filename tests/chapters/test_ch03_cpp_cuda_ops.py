@@ -152,10 +152,10 @@ def test_cuda_softmax_without_max_subtraction_overflows(ext_mutant):
 
 # -- library-custom-op ----------------------------------------------------------------------------
 
-FAKE = '''@row_logsumexp.register_fake
+FAKE = '''@row_logsumexp.register_fake  # key
 def _(x):
-    return x.new_empty(x.shape[:-1])  # (rows, cols) -> (rows,), same dtype and device as x'''
-DECORATOR = '@torch.library.custom_op("tutor_ch03::row_logsumexp", mutates_args=())\n'
+    return x.new_empty(x.shape[:-1])  # key: (rows, cols) -> (rows,), same dtype and device as x'''
+DECORATOR = '@torch.library.custom_op("tutor_ch03::row_logsumexp", mutates_args=())  # key\n'
 
 
 def test_custom_op_solution_passes(solution_verdict):
@@ -179,3 +179,25 @@ def test_custom_op_fake_that_runs_the_kernel_fails(mutant):
 
 def test_plain_function_is_not_an_operator(mutant):
     failed(mutant("library-custom-op", (DECORATOR, ""), (FAKE, "")), "plain Python function", "torch.library.custom_op")
+
+
+def test_custom_op_declaring_a_mutation_that_never_happens_fails(mutant):
+    # Issue 20: mutates_args declared for an input that is never mutated passed.
+    v = mutant("library-custom-op", 'mutates_args=())', 'mutates_args=("x",))')
+    failed(v, "declares that it writes to its input x", "mutates_args=()")
+
+
+def test_custom_op_fake_with_one_value_per_column_fails(mutant):
+    v = mutant("library-custom-op", "return x.new_empty(x.shape[:-1])", "return x.new_empty(x.shape[1:])")
+    failed(v, "fake implementation says the output has shape", "one value per row")
+
+
+def test_custom_op_registered_with_define_impl_and_torch_ops_passes(variant):
+    # Issue 20: this correct registration was rejected ("does not contain your op as one node").
+    variant("library-custom-op", (DECORATOR, ""), ("def row_logsumexp(x: torch.Tensor) -> torch.Tensor:\n",
+            'torch.library.define("tutor_ch03::row_logsumexp", "(Tensor x) -> Tensor")\n\n\n'
+            '@torch.library.impl("tutor_ch03::row_logsumexp", "cpu")\n'
+            "def _row_logsumexp_cpu(x: torch.Tensor) -> torch.Tensor:\n"),
+            (FAKE, '@torch.library.register_fake("tutor_ch03::row_logsumexp")\n'
+                   "def _(x):\n    return x.new_empty(x.shape[:-1])\n\n\n"
+                   "row_logsumexp = torch.ops.tutor_ch03.row_logsumexp"))

@@ -1,4 +1,5 @@
-"""Check: row_logsumexp is a registered custom op with a correct fake implementation, passes
+"""Check: row_logsumexp is a registered operator (torch.library.custom_op, or define/impl and
+torch.ops) that declares no mutation, with a correct fake implementation; it passes
 torch.library.opcheck, and a function using it compiles with torch.compile(fullgraph=True)
 into a graph that holds it as one node, with the same results as eager."""
 
@@ -31,6 +32,28 @@ def _is_custom_op(op) -> bool:
     return hasattr(op, "_opoverload") or isinstance(op, (torch._ops.OpOverload, torch._ops.OpOverloadPacket))
 
 
+def _schema(op):
+    """The operator's schema, whichever way it was registered."""
+    if hasattr(op, "_opoverload"):
+        return op._opoverload._schema
+    if isinstance(op, torch._ops.OpOverloadPacket):
+        return op.default._schema
+    return op._schema
+
+
+def _is_learners_op(target) -> bool:
+    """A graph node's target that is a registered operator outside torch's own namespaces.
+    torch.compile records a custom_op as an OpOverload (ns.name.default), and an op called as
+    torch.ops.ns.name as an OpOverloadPacket (ns.name): both are one node."""
+    if isinstance(target, torch._ops.OpOverload):
+        namespace = target.namespace
+    elif isinstance(target, torch._ops.OpOverloadPacket):
+        namespace = target._qualified_op_name.split("::")[0]
+    else:
+        return False
+    return namespace not in ("aten", "prims", "prim", "_c10d_functional", "inductor")
+
+
 def check(ctx):
     mine = _helpers().load_learner(ctx, "building the C++ log-sum-exp extension…")
     op = getattr(mine, "row_logsumexp", None)
@@ -45,6 +68,15 @@ def check(ctx):
                "`row_logsumexp` is a plain Python function, not an operator: torch.compile cannot trace into "
                "the C++ call it makes. Decorate it with "
                "@torch.library.custom_op(\"tutor_ch03::row_logsumexp\", mutates_args=())")
+
+    # The schema states what the op writes to. This one writes to nothing; declaring a mutation
+    # that never happens makes every caller (and torch.compile) treat x as changed.
+    written = [a.name for a in _schema(op).arguments if a.alias_info is not None and a.alias_info.is_write]
+    ctx.expect(not written,
+               f"your op declares that it writes to its input{'s' if len(written) > 1 else ''} "
+               f"{', '.join(written)} (its schema is `{_schema(op)}`), but row_logsumexp only reads x: "
+               "declare no mutated arguments (mutates_args=()), or torch.compile copies x around every call "
+               "and treats it as changed")
 
     ctx.phase("running your fake implementation on fake tensors")
     from torch._subclasses.fake_tensor import FakeTensorMode
@@ -102,7 +134,7 @@ def check(ctx):
     ctx.expect_close("compiled x - row_logsumexp(x)[:, None]", out, torch.log_softmax(x, dim=1))
 
     targets = [n.target for g in graphs for n in g.graph.nodes if n.op == "call_function"]
-    custom = [t for t in targets if isinstance(t, torch._ops.OpOverload) and t.namespace not in ("aten", "prims")]
+    custom = [t for t in targets if _is_learners_op(t)]
     ctx.expect(bool(custom), "the compiled graph does not contain your op as one node (it has "
                              f"{', '.join(sorted({str(t) for t in targets})) or 'no calls'}): "
                              "torch.compile must call the C++ kernel through the custom op")

@@ -55,16 +55,15 @@ _ext = load_inline(
 
 
 
-# TODO 1: decorate this function with
-#     @torch.library.custom_op("tutor_ch03::row_logsumexp", mutates_args=())
-# (the op's schema is read from the type annotations, so keep them).
+# TODO 1: make `row_logsumexp` an operator named "tutor_ch03::row_logsumexp" that torch.compile
+#         can keep in its graph as one node. Watch out: the op's schema (its arguments, and
+#         which of them it writes to) comes from what you declare; row_logsumexp writes to
+#         nothing.
 def row_logsumexp(x: torch.Tensor) -> torch.Tensor:
     """log(sum(exp(x), dim=1)) for a 2-D float32 CPU tensor: shape (rows, cols) -> (rows,)."""
     return _ext.row_logsumexp(x)
 
 
-# TODO 2: register a fake implementation:
-#     @row_logsumexp.register_fake
-#     def _(x):
-#         return ...  # an empty tensor with the shape, dtype and device the real op returns
-# It receives tensors that have shapes but no data: it must not call the C++ kernel.
+# TODO 2: tell the compiler what the op returns without running it: it traces with tensors
+#         that have shapes, dtypes and devices but no data, so the C++ kernel cannot run on
+#         them. What shape does one value per row have?
