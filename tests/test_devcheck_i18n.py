@@ -12,7 +12,12 @@ from pathlib import Path
 import pytest
 
 from tutor.course import load_course
-from tutor.devcheck import stale_translations, translation_problems, untranslated_report
+from tutor.devcheck import (
+    emphasis_problems,
+    stale_translations,
+    translation_problems,
+    untranslated_report,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -127,6 +132,24 @@ def test_a_translation_missing_a_bullet_the_english_gained_is_flagged_stale(chap
     zh.write_text(ZH_TYPING + "\n## 小结\n", encoding="utf-8")
     assert stale_translations(load_course()) == [
         "lessons/01-basics/guide/zh/02-typing.md: 2 heading(s), the English 1: the translation may be out of date"]
+
+
+def test_emphasis_markdown_leaves_as_asterisks_is_a_problem(chapter):
+    zh = chapter / "guide" / "zh" / "02-typing.md"
+    zh.write_text(ZH_TYPING.replace("先来一个小例子：", "张量必须是**连续（contiguous）**的：\\*号照写，*x*"),
+                  encoding="utf-8")
+    assert emphasis_problems(load_course()) == [
+        ("lessons/01-basics/guide/zh/02-typing.md: emphasis shown as literal asterisks in "
+        "'张量必须是**连续（contiguous）**的：': Markdown does not close ** next to full-width "
+        "punctuation; put a gloss after the closing marker (**术语**（term）)")]
+    zh.write_text(ZH_TYPING.replace("先来一个小例子：", "张量必须是**连续**（contiguous）的："), encoding="utf-8")
+    assert emphasis_problems(load_course()) == []
+
+
+def test_no_guide_in_any_language_shows_literal_asterisks(monkeypatch):
+    monkeypatch.delenv("TUTOR_COURSE", raising=False)
+    problems = emphasis_problems(load_course(ROOT / "lessons", ROOT / "solutions"))
+    assert not problems, "\n".join(problems)
 
 
 def run_dev_check(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:

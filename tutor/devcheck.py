@@ -14,9 +14,12 @@ import io
 import json
 import re
 import tokenize
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
 from rich.console import Console
 from rich.table import Table
 
@@ -195,6 +198,30 @@ def stale_translations(course: Course) -> list[str]:
     return warnings
 
 
+def _literal_asterisks(tokens: list[Token]) -> Iterator[str]:
+    for token in tokens:
+        if token.children:
+            yield from _literal_asterisks(token.children)
+        elif token.type == "text" and "*" in token.content:  # an escaped \\* stays text_special
+            yield token.content
+
+
+def emphasis_problems(course: Course) -> list[str]:
+    """Emphasis the guide's Markdown renderer leaves as literal asterisks. CommonMark only
+    closes `**` after full-width punctuation when a space or punctuation follows, so
+    `**连续（contiguous）**的` shows its stars; `**连续**（contiguous）的` does not."""
+    # The parser Textual's Markdown widget uses; without text_join, so `\\*` is not flagged.
+    parser = MarkdownIt("gfm-like").disable("text_join")
+    problems = []
+    for step in course.steps():
+        for path in sorted(step.texts.values()):
+            for text in _literal_asterisks(parser.parse(path.read_text(encoding="utf-8"))):
+                problems.append(f"{_rel(path, course)}: emphasis shown as literal asterisks in "
+                                f"{text.strip()[:60]!r}: Markdown does not close ** next to full-width "
+                                "punctuation; put a gloss after the closing marker (**术语**（term）)")
+    return list(dict.fromkeys(problems))  # one guide can be the text of two steps
+
+
 def untranslated_report(lessons: Path | None = None, solutions: Path | None = None) -> tuple[list[str], list[str]]:
     """(problems, warnings) for every language the course has besides English: a translation
     file that does not load is a problem; a field still in English is only a warning."""
@@ -232,6 +259,7 @@ def dev_check(console: Console, home: Path, chapters: list[int] | None = None, r
         return 2
     i18n_problems, untranslated = untranslated_report()
     report = Report(problems=[p for p in static_problems(course) + translation_problems(course) + i18n_problems
+                              + emphasis_problems(course)
                               if not chapters or any(c.slug in p for c in wanted)],
                     warnings=[w for w in untranslated + stale_translations(course)
                               if not chapters or any(c.slug in w for c in wanted)])
