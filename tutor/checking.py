@@ -232,6 +232,10 @@ class Context:
         return ", ".join(_changed(self._sealed, _seal(self)))
 
     def _observe(self, kind: str, name: str, actual: Any, expected: Any, options: dict[str, Any]) -> None:
+        tampered = self.tampered()
+        if tampered:
+            raise CheckFailed(f"your code replaced part of the checker ({tampered}); the check cannot "
+                              "trust this run")
         if self._sends_expected:
             self.channel.expect(kind, name, None, _portable(expected), options)
         else:

@@ -60,6 +60,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--stubs", action="store_true", help="check the untouched stubs instead")
     c.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     c.add_argument("--json", action="store_true", help="machine-readable results")
+    c.add_argument("--seed", type=int, metavar="S",
+                   help="the input seed of a run to reproduce (every verdict shows its seed)")
 
     sub.add_parser("stats", help="your type-along statistics")
     sub.add_parser("doctor", help="what this machine can run")
@@ -242,7 +244,8 @@ def cmd_check(args: argparse.Namespace, home: Path) -> int:
     if role == "learner":
         workspace.ensure(course)
     results = checks.run_checks(exercises, role=role, workspace=workspace, progress=progress,
-                                device=args.device, home=home, console=None if args.json else console)
+                                device=args.device, home=home, console=None if args.json else console,
+                                seed=args.seed)
     if args.json:
         checks.print_json(results)
     else:

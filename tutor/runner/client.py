@@ -65,11 +65,12 @@ class _Sources:
             return True
 
     def for_exercise(self, exercise: Exercise) -> dict[str, Any]:
-        checker = Path(exercise.checker)
+        return self.for_paths(Path(exercise.checker), Path(exercise.solution))
+
+    def for_paths(self, checker: Path, solution: Path) -> dict[str, Any]:
         helpers = {p.stem: [str(p), self.text(p)] for p in sorted(checker.parent.glob("*.py"))
                    if p.resolve() != checker.resolve()}
-        return {"checker": self.text(checker), "solution": self.text(Path(exercise.solution)),
-                "helpers": helpers}
+        return {"checker": self.text(checker), "solution": self.text(solution), "helpers": helpers}
 
 
 _SOURCES = _Sources()
@@ -88,12 +89,13 @@ class MachineInfo:
 
 class Runner:
     def __init__(self, cache_dir: Path | None = None, python: str = sys.executable,
-                 device: str = "auto") -> None:
+                 device: str = "auto", grace_s: float = GRACE_S) -> None:
         if device not in ("auto", "cpu", "cuda"):
             raise ValueError(f"device must be auto, cpu or cuda, not {device!r}")
         self.python = python
         self.device = device
         self.cache_dir = cache_dir
+        self.grace_s = grace_s
         self._proc: subprocess.Popen[bytes] | None = None
         self._info: MachineInfo | None = None
         self._start_lock = threading.Lock()
@@ -139,6 +141,10 @@ class Runner:
     @property
     def info(self) -> MachineInfo:
         return self.start()
+
+    @property
+    def server_pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
 
     def _read_message(self, deadline: float) -> dict[str, Any] | None:
         """The next JSON line from the server, or None when it closed its end or the deadline
@@ -258,6 +264,11 @@ class Runner:
 
         The client keeps a deadline of its own (the run's timeout plus a grace): a server or
         supervisor that stops answering is killed and restarted, never waited on forever."""
+        if request.checker and request.sources is None:
+            try:
+                request.sources = _SOURCES.for_paths(Path(request.checker), Path(request.solution))
+            except (OSError, UnicodeDecodeError) as exc:
+                return Verdict(status=ERROR, reason=f"cannot read the check's files: {exc}", seed=request.seed)
         with self._run_lock:
             try:
                 self.start()
@@ -265,7 +276,7 @@ class Runner:
                 return Verdict(status=ERROR, reason=str(exc), seed=request.seed)
             run_id = secrets.token_hex(12)
             self._current = run_id
-            deadline = time.monotonic() + request.timeout + GRACE_S
+            deadline = time.monotonic() + request.timeout + self.grace_s
             try:
                 self._send({"op": "run", "id": run_id, "request": request.__dict__})
                 while True:

@@ -292,6 +292,10 @@ def start_child(request: RunRequest, sock: socket.socket, tmpdir: Path, role: st
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         sandbox.close_fds_except({sock.fileno()})
+        if role == LEARNER:
+            # The tutor's own bookkeeping is not the learner's to call from a check.
+            for name in ("tutor.progress", "tutor.workspace", "tutor.cli", "tutor.checks"):
+                sys.modules[name] = None  # type: ignore[assignment]
         if request.device == "cpu":
             limit_memory(request.memory_limit_mb)
         unbuffered_stdio()
