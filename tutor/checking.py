@@ -241,6 +241,13 @@ class Context:
         else:
             self.channel.expect(kind, name, _portable(actual), None, options)
 
+    def _observe_here(self, kind: str, name: str, actual: Any, expected: Any, options: dict[str, Any]) -> None:
+        """Both sides from this run: the reference run sends only the kind and name."""
+        if self._sends_expected:
+            self.channel.expect(kind + "_here", name, None, None, options)
+        else:
+            self.channel.expect(kind + "_here", name, (_portable(actual), _portable(expected)), None, options)
+
     def fail(self, reason: str, details: Sequence[str] = ()) -> None:
         raise CheckFailed(reason, details)
 
@@ -250,20 +257,32 @@ class Context:
 
     def expect_close(self, name: str, actual: Any, expected: Any, *, atol: float | None = None,
                      rtol: float | None = None, check_dtype: bool = True,
-                     check_device: bool = True, exact_type: bool = True) -> None:
+                     check_device: bool = True, exact_type: bool = True,
+                     within_run: bool = False) -> None:
         """`actual` must match `expected`: same type, shape, dtype and device, values within
-        dtype-appropriate tolerances (those of `torch.testing.assert_close` unless given)."""
+        dtype-appropriate tolerances (those of `torch.testing.assert_close` unless given).
+
+        `expected` is taken from the reference run. When it is a measurement of this very run
+        (a profile, a count of calls, a timing), pass `within_run=True`: both values then come
+        from the learner's run, which makes it a fact measured in the learner's process."""
         # Devices are compared here: the values travel to the judge on the CPU.
         if check_device and isinstance(actual, torch.Tensor) and isinstance(expected, torch.Tensor):
             self.expect(actual.device.type == expected.device.type,
                         f"{name}: output is on {actual.device.type}, expected {expected.device.type}")
-        self._observe("close", name, actual, expected,
-                      {"atol": atol, "rtol": rtol, "check_dtype": check_dtype,
-                       "check_device": check_device, "exact_type": exact_type})
+        options = {"atol": atol, "rtol": rtol, "check_dtype": check_dtype,
+                   "check_device": check_device, "exact_type": exact_type}
+        if within_run:
+            self._observe_here("close", name, actual, expected, options)
+        else:
+            self._observe("close", name, actual, expected, options)
 
-    def expect_equal(self, name: str, actual: Any, expected: Any) -> None:
-        """`actual == expected` exactly (numbers, strings, lists, dicts, tensors)."""
-        self._observe("equal", name, actual, expected, {})
+    def expect_equal(self, name: str, actual: Any, expected: Any, *, within_run: bool = False) -> None:
+        """`actual == expected` exactly (numbers, strings, lists, dicts, tensors); `within_run`
+        as for `expect_close`."""
+        if within_run:
+            self._observe_here("equal", name, actual, expected, {})
+        else:
+            self._observe("equal", name, actual, expected, {})
 
     def expect_finite(self, name: str, value: torch.Tensor) -> None:
         self._observe("finite", name, value, None, {})
@@ -271,14 +290,20 @@ class Context:
     def expect_grads_close(self, actual: dict[str, torch.Tensor | None],
                            expected: dict[str, torch.Tensor | None], *,
                            atol: float | None = None, rtol: float | None = None) -> None:
-        """Every named gradient matches (`gradient of weight differs` names the first that doesn't)."""
+        """Every named gradient matches (`gradient of weight differs` names the first that doesn't).
+
+        The same observations are made whatever the learner's code did, so the reference run
+        and the learner's run stay paired."""
         for key in expected:
-            if key not in actual:
-                self.fail(f"gradient of `{key}` is missing")
-            a, e = actual[key], expected[key]
-            if e is None or a is None:
-                self.expect_equal(f"gradient of `{key}` is None", a is None, e is None)
+            a, e = actual.get(key), expected[key]
+            if e is None:
+                self.expect(a is None, f"`{key}` should get no gradient, but yours has one: it is "
+                                       "frozen or unused in the reference")
                 continue
+            self.expect(key in actual, f"gradient of `{key}` is missing from your result")
+            self.expect(a is not None, f"`{key}` got no gradient (its .grad is None): usually the "
+                                       "tensor was detached, replaced by a new tensor, or not used "
+                                       "in the forward pass")
             self.expect_close(f"gradient of `{key}`", a, e, atol=atol, rtol=rtol)
 
     def expect_raises(self, name: str, fn: Callable[[], Any],

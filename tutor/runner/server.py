@@ -64,7 +64,9 @@ def main() -> None:
     import torch  # noqa: F401 - the point of this process
 
     import tutor.checking  # noqa: F401 - so runs need not import it
-    from tutor.runner import supervisor, wire  # noqa: F401
+    from tutor.runner import batons, supervisor, wire  # noqa: F401
+
+    batons.install()
 
     write("ready", {"torch": torch.__version__, "gpus": _gpu_count(),
                     "import_s": time.perf_counter() - t0, "pid": os.getpid()})

@@ -459,6 +459,11 @@ class Supervisor:
                     f"`{name}` next, your run checked `{my_name}`", [])
         if kind == "true":
             return None if actual is True else (str(my_name), [])
+        if kind in ("close_here", "equal_here"):
+            if not (isinstance(actual, tuple) and len(actual) == 2):
+                return (f"{name}: the check received a malformed result", [])
+            return judging.judge(kind.removesuffix("_here"), str(name), actual[0], actual[1],
+                                 options if isinstance(options, dict) else {})
         return judging.judge(kind, str(name), actual, expected, options if isinstance(options, dict) else {})
 
     def _learner_end(self, side: _Side) -> _Outcome | None:
