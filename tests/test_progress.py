@@ -116,3 +116,94 @@ def test_processes_creating_the_database_at_once_never_move_it_aside(tmp_path):
         assert not list(home.glob("*corrupt*"))
         mine = Progress(home)
         assert [len(mine.runs(f"ex{n}", limit=100)) for n in range(6)] == [20] * 6
+
+
+# -- damage and salvage (issue 11) -----------------------------------------------------------
+
+def _filled(home):
+    import time as _t
+
+    from tutor.progress import Progress, TypingRecord
+
+    p = Progress(home)
+    for i in range(300):  # enough rows for several pages
+        p.record_run(f"ex{i % 7}", "failed", "x" * 200, {"time": {"learner_s": 0.1}})
+    p.record_run("sigmoid", "passed")
+    p.use_hint("leaky-relu", 3)
+    p.record_typing(TypingRecord("02/anatomy", _t.time(), 40.0, 45.0, 0.97, 2, 0, 30.0))
+    p.set_position(4, "checkpoint-stack")
+    p._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    p.close()
+    return home / "progress.sqlite3"
+
+
+def test_garbage_over_a_middle_page_is_recovered_at_the_next_write(tmp_path):
+    from tutor.progress import Progress
+
+    db = _filled(tmp_path)
+    seen: list[str] = []
+    p = Progress(tmp_path, on_notice=seen.append)
+    size = db.stat().st_size
+    with open(db, "r+b") as f:  # the middle of the file: run rows
+        f.seek((size // 4096 // 2) * 4096)
+        f.write(b"\xde\xad\xbe\xef" * 1024)
+    # The app's connection has most pages cached; a connection that must read the page again
+    # is what the app meets later (its cache is small next to a real history).
+    import sqlite3
+    p._db.close()
+    p._db = sqlite3.connect(db, isolation_level=None)
+    p._db.row_factory = sqlite3.Row
+    p.runs(limit=1000)                                     # reads the damaged page: must not raise
+    p.record_run("sigmoid", "failed", "after the damage")
+    assert seen and "damaged" in seen[0] and p.notice == seen[0]
+    assert p.exercise("sigmoid").status == "passed"       # the pass was salvaged (with its seal)
+    assert p.exercise("leaky-relu").hints_used == 1
+    assert p.last_position() == (4, "checkpoint-stack")
+    assert len(p.typing_history()) == 1
+    assert len(p.runs(limit=1000)) > 100                   # most run rows came back
+    assert list(tmp_path.glob("progress.sqlite3.corrupt-*"))
+
+
+def test_garbage_over_the_header_is_salvaged_on_open(tmp_path):
+    from tutor.progress import Progress
+
+    db = _filled(tmp_path)
+    with open(db, "r+b") as f:
+        f.write(b"garbage!" * 12)  # 96 bytes over the 100-byte header
+    seen: list[str] = []
+    p = Progress(tmp_path, on_notice=seen.append)
+    assert seen and "damaged" in seen[0]
+    assert p.exercise("sigmoid").status == "passed"
+    assert p.last_position() == (4, "checkpoint-stack")
+
+
+def test_a_pass_inserted_without_a_seal_does_not_count(tmp_path):
+    import sqlite3
+    import time as _t
+
+    from tutor.progress import Progress
+
+    p = Progress(tmp_path)
+    raw = sqlite3.connect(tmp_path / "progress.sqlite3")
+    raw.execute("INSERT INTO exercise (exercise, status, hints_used, updated_at, passed_at) "
+                "VALUES ('sigmoid', 'passed', 0, ?, ?)", (_t.time(), _t.time()))
+    raw.commit()
+    assert p.exercise("sigmoid").status == "started"
+    assert p.all_exercises()["sigmoid"].status == "started"
+    p.record_run("sigmoid", "passed")
+    assert Progress(tmp_path).exercise("sigmoid").status == "passed"
+
+
+def test_passes_from_before_seals_existed_still_count(tmp_path):
+    import sqlite3
+
+    from tutor.progress import MIGRATIONS, Progress
+
+    raw = sqlite3.connect(tmp_path / "progress.sqlite3")
+    raw.executescript(MIGRATIONS[0])
+    raw.execute("INSERT INTO exercise (exercise, status, hints_used, updated_at, passed_at) "
+                "VALUES ('sigmoid', 'passed', 0, 1.0, 1.0)")
+    raw.execute("PRAGMA user_version = 1")
+    raw.commit()
+    raw.close()
+    assert Progress(tmp_path).exercise("sigmoid").status == "passed"

@@ -147,10 +147,12 @@ def test_no_state_leaks_between_runs(runner, tmp_path):
 
 
 def test_patching_torch_to_bend_expected_values_is_caught(runner, tmp_path):
+    # `x * 2` in the checker now returns x in the learner's process; the expected value comes
+    # from the reference run, where torch is untouched.
     src = "import torch\ntorch.Tensor.__mul__ = lambda a, b: a\ndef double(x):\n    return x\n"
     v = run(runner, tmp_path, src)
     assert v.status == "failed"
-    assert "replaced torch.Tensor.__mul__" in v.reason
+    assert v.reason.startswith("output: max abs error")
 
 
 def test_a_plain_program_runs_and_its_output_comes_back(runner, tmp_path):

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
+import sysconfig
 import venv
 from pathlib import Path
 
@@ -19,19 +21,26 @@ def test_wheel_ships_lessons_and_solutions(tmp_path):
                    check=True, capture_output=True, timeout=300)
     wheel = next(dist.glob("*.whl"))
     env_dir = tmp_path / "venv"
-    # System site-packages supply torch and friends; the wheel itself goes into the venv, so the
-    # tutor that runs is the installed copy, not this checkout.
-    venv.EnvBuilder(system_site_packages=True, with_pip=True).create(env_dir)
+    # This interpreter's site-packages supply torch and friends (a plain path in a .pth file:
+    # the editable install's import hook there is not run, so `tutor` can only come from the
+    # wheel). `system_site_packages` would mean the *base* interpreter's packages, which inside
+    # a fresh venv lack every dependency.
+    venv.EnvBuilder(with_pip=True).create(env_dir)
     py = env_dir / "bin" / "python"
+    venv_site = subprocess.run([str(py), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+    ours = {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}
+    (Path(venv_site) / "_tutor_test_deps.pth").write_text("\n".join(sorted(ours)) + "\n")
     subprocess.run([str(py), "-m", "pip", "install", "--no-deps", "--no-index", str(wheel)],
                    check=True, capture_output=True, timeout=300)
+    clean = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "TUTOR_COURSE")}
     where = subprocess.run([str(py), "-c", "import tutor.paths as p; print(p.course_root())"],
-                           capture_output=True, text=True, cwd=tmp_path, check=True).stdout.strip()
+                           capture_output=True, text=True, cwd=tmp_path, check=True, env=clean).stdout.strip()
     assert where.startswith(str(env_dir)), where
     assert (Path(where) / "lessons" / "02-custom-autograd" / "lesson.toml").is_file()
     assert (Path(where) / "solutions" / "02-custom-autograd").is_dir()
     done = subprocess.run([str(env_dir / "bin" / "tutor"), "--workspace", str(tmp_path / "home"), "list"],
-                          capture_output=True, text=True, cwd=tmp_path, timeout=120)
+                          capture_output=True, text=True, cwd=tmp_path, timeout=120, env=clean)
     assert done.returncode == 0, done.stderr
     assert "Custom autograd Functions" in done.stdout
     assert "tutor.tcss" in subprocess.run([sys.executable, "-m", "zipfile", "-l", str(wheel)],

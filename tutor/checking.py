@@ -6,10 +6,14 @@ A checker is a module in `lessons/NN-slug/checks/` with one function:
         x = ctx.randn(32, 10)
         ctx.expect_close("output", ctx.learner.sigmoid(x), torch.sigmoid(x))
 
-Every `expect_*` call sends the learner's value and the expected value to the supervising
-process, which compares them and decides the verdict: nothing the learner's code does to this
-interpreter (patching `torch.allclose`, printing "PASS", exiting early) can make a wrong answer
-pass. The first failed expectation ends the run with its reason.
+The runner runs every check twice with the same seed: once with the learner's module as
+`ctx.learner`, and once with the reference solution in its place, in a process that never
+imports the learner's code. Every `expect_*` call is an observation; the judge pairs the two
+runs' observations in order and takes the expected values from the reference run only. So
+nothing the learner's code does to its own interpreter (patching torch, this module or the
+channel, printing "PASS", exiting early) can make a wrong answer pass. What `ctx.expect(cond)`
+states is a fact measured in the learner's process (graph breaks, peak memory, recompiles): a
+learner who deliberately rewrites those measurements fools only themselves.
 """
 
 from __future__ import annotations
@@ -44,6 +48,11 @@ class CheckFailed(Exception):
 class Channel:
     """Where a Context sends expectations, figures and progress. The runner provides one."""
 
+    measures_speed = True  # False in the reference run, whose timings nobody reads
+
+    def quiet(self) -> None:
+        """Wait until nothing else of this run competes for the CPU (before timing)."""
+
     def expect(self, kind: str, name: str, actual: Any, expected: Any, options: dict[str, Any]) -> None:
         raise NotImplementedError
 
@@ -75,6 +84,10 @@ class Context:
         self.world_size = world_size
         self.generator = torch.Generator().manual_seed(seed)
         self._figures: dict[str, Any] = {}
+        # The learner's run never hands expected values to the channel (the judge takes them
+        # from the reference run); the reference run never hands over actual values.
+        self._sends_expected = not getattr(channel, "measures_speed", True)
+        self._sealed = _seal(self)
 
     # -- the code under test -------------------------------------------------------------------
 
@@ -164,44 +177,84 @@ class Context:
 
     # -- judging -------------------------------------------------------------------------------
 
+    def tampered(self) -> str:
+        """Which parts of the checking machinery were replaced since this context was made
+        (empty when none): a cheap tripwire for code that patches the checker from inside."""
+        return ", ".join(_changed(self._sealed, _seal(self)))
+
+    def _observe(self, kind: str, name: str, actual: Any, expected: Any, options: dict[str, Any]) -> None:
+        tampered = self.tampered()
+        if tampered:
+            raise CheckFailed(f"your code replaced part of the checker ({tampered}); the check cannot "
+                              "trust this run")
+        if self._sends_expected:
+            self.channel.expect(kind, name, None, _portable(expected), options)
+        else:
+            self.channel.expect(kind, name, _portable(actual), None, options)
+
+    def _observe_here(self, kind: str, name: str, actual: Any, expected: Any, options: dict[str, Any]) -> None:
+        """Both sides from this run: the reference run sends only the kind and name."""
+        if self._sends_expected:
+            self.channel.expect(kind + "_here", name, None, None, options)
+        else:
+            self.channel.expect(kind + "_here", name, (_portable(actual), _portable(expected)), None, options)
+
     def fail(self, reason: str, details: Sequence[str] = ()) -> None:
         raise CheckFailed(reason, details)
 
     def expect(self, condition: bool, reason: str) -> None:
         """A fact checked here; `reason` is what the learner reads when it is false."""
-        self.channel.expect("true", reason, bool(condition), True, {})
+        self._observe("true", reason, bool(condition), True, {})
 
     def expect_close(self, name: str, actual: Any, expected: Any, *, atol: float | None = None,
                      rtol: float | None = None, check_dtype: bool = True,
-                     check_device: bool = True, exact_type: bool = True) -> None:
+                     check_device: bool = True, exact_type: bool = True,
+                     within_run: bool = False) -> None:
         """`actual` must match `expected`: same type, shape, dtype and device, values within
-        dtype-appropriate tolerances (those of `torch.testing.assert_close` unless given)."""
+        dtype-appropriate tolerances (those of `torch.testing.assert_close` unless given).
+
+        `expected` is taken from the reference run. When it is a measurement of this very run
+        (a profile, a count of calls, a timing), pass `within_run=True`: both values then come
+        from the learner's run, which makes it a fact measured in the learner's process."""
         # Devices are compared here: the values travel to the judge on the CPU.
         if check_device and isinstance(actual, torch.Tensor) and isinstance(expected, torch.Tensor):
             self.expect(actual.device.type == expected.device.type,
                         f"{name}: output is on {actual.device.type}, expected {expected.device.type}")
-        self.channel.expect("close", name, _portable(actual), _portable(expected),
-                            {"atol": atol, "rtol": rtol, "check_dtype": check_dtype,
-                             "check_device": check_device, "exact_type": exact_type})
+        options = {"atol": atol, "rtol": rtol, "check_dtype": check_dtype,
+                   "check_device": check_device, "exact_type": exact_type}
+        if within_run:
+            self._observe_here("close", name, actual, expected, options)
+        else:
+            self._observe("close", name, actual, expected, options)
 
-    def expect_equal(self, name: str, actual: Any, expected: Any) -> None:
-        """`actual == expected` exactly (numbers, strings, lists, dicts, tensors)."""
-        self.channel.expect("equal", name, _portable(actual), _portable(expected), {})
+    def expect_equal(self, name: str, actual: Any, expected: Any, *, within_run: bool = False) -> None:
+        """`actual == expected` exactly (numbers, strings, lists, dicts, tensors); `within_run`
+        as for `expect_close`."""
+        if within_run:
+            self._observe_here("equal", name, actual, expected, {})
+        else:
+            self._observe("equal", name, actual, expected, {})
 
     def expect_finite(self, name: str, value: torch.Tensor) -> None:
-        self.channel.expect("finite", name, _portable(value), None, {})
+        self._observe("finite", name, value, None, {})
 
     def expect_grads_close(self, actual: dict[str, torch.Tensor | None],
                            expected: dict[str, torch.Tensor | None], *,
                            atol: float | None = None, rtol: float | None = None) -> None:
-        """Every named gradient matches (`gradient of weight differs` names the first that doesn't)."""
+        """Every named gradient matches (`gradient of weight differs` names the first that doesn't).
+
+        The same observations are made whatever the learner's code did, so the reference run
+        and the learner's run stay paired."""
         for key in expected:
-            if key not in actual:
-                self.fail(f"gradient of `{key}` is missing")
-            a, e = actual[key], expected[key]
-            if e is None or a is None:
-                self.expect_equal(f"gradient of `{key}` is None", a is None, e is None)
+            a, e = actual.get(key), expected[key]
+            if e is None:
+                self.expect(a is None, f"`{key}` should get no gradient, but yours has one: it is "
+                                       "frozen or unused in the reference")
                 continue
+            self.expect(key in actual, f"gradient of `{key}` is missing from your result")
+            self.expect(a is not None, f"`{key}` got no gradient (its .grad is None): usually the "
+                                       "tensor was detached, replaced by a new tensor, or not used "
+                                       "in the forward pass")
             self.expect_close(f"gradient of `{key}`", a, e, atol=atol, rtol=rtol)
 
     def expect_raises(self, name: str, fn: Callable[[], Any],
@@ -262,6 +315,11 @@ class Context:
         `compares` says in words what the two sides are (shown beside the figure)."""
         from tutor.runner import timing  # torch-side helper, imported only when used
 
+        if not getattr(self.channel, "measures_speed", True):
+            # The reference run: nobody reads its timings, and timing here would steal the CPU
+            # from the learner's run. Not a number, so no fact can be decided on it.
+            return Timing(math.nan, math.nan, 0.0, 0.0, 0, 0, self.device.type)
+        self.channel.quiet()
         self.phase(f"timing {name}")
         result = timing.interleaved(learner, reference, device=self.device, budget_s=budget_s,
                                     min_rounds=min_rounds, warmup=warmup)
@@ -283,6 +341,34 @@ class Context:
         result = memory.compare(learner, reference, self.device)  # peaks and timelines
         self.figure(name, {**result.as_dict(), "compares": compares})
         return result
+
+
+def _seal(ctx: "Context") -> dict[str, Any]:
+    """Identities of what judging goes through: the Context's methods (and their code), the
+    channel's, and the context's own attributes."""
+    seal: dict[str, Any] = {}
+    for owner in (Context, type(ctx.channel)):
+        for key, value in vars(owner).items():
+            fn = getattr(value, "__func__", value)
+            if callable(fn):
+                seal[f"{owner.__name__}.{key}"] = (fn, getattr(fn, "__code__", None))
+    for key in ("channel", "_observe", "expect", "expect_close", "expect_equal", "time"):
+        seal[f"ctx.{key}"] = ctx.__dict__.get(key)
+    seal["channel.expect"] = ctx.channel.__dict__.get("expect") if hasattr(ctx.channel, "__dict__") else None
+    seal["ctx.channel"] = ctx.channel
+    return seal
+
+
+def _changed(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    changed = []
+    for key in before.keys() | after.keys():
+        a, b = before.get(key), after.get(key)
+        if isinstance(a, tuple) and isinstance(b, tuple):
+            if a[0] is not b[0] or a[1] is not b[1]:
+                changed.append(key)
+        elif a is not b:
+            changed.append(key)
+    return sorted(changed)
 
 
 def _first_line(exc: BaseException) -> str:

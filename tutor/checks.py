@@ -11,8 +11,9 @@ from typing import Any, Iterable
 from rich.console import Console
 from rich.progress import BarColumn, Progress as Bar, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
+from rich.text import Text
 
-from tutor import paths
+from tutor import paths, textsafe
 from tutor.course import Course, Exercise
 from tutor.progress import Progress, ProgressError
 from tutor.runner.client import Runner
@@ -105,9 +106,12 @@ def summary_figures(figures: dict[str, Any]) -> tuple[str, str, str]:
     t = figures.get("time")
     m = figures.get("memory")
     time_col = speed_col = mem_col = "—"
-    if isinstance(t, dict):
+    if isinstance(t, dict) and "learner_s" in t and "reference_s" in t:
         time_col = f"{fmt_seconds(t['learner_s'])} vs {fmt_seconds(t['reference_s'])}"
-        speed_col = f"{t['speedup']:.2f}x" + (" (noisy)" if t.get("noisy") else "")
+        if t.get("noisy"):
+            speed_col = "too noisy to call"
+        elif isinstance(t.get("speedup"), (int, float)):
+            speed_col = f"{t['speedup']:.2f}x"
     if isinstance(m, dict):
         mem_col = f"{fmt_bytes(m['learner_bytes'])} vs {fmt_bytes(m['reference_bytes'])}"
     return time_col, speed_col, mem_col
@@ -123,18 +127,42 @@ def print_table(results: list[CheckResult], console: Console) -> None:
     table.add_column("peak memory")
     for r in results:
         v = r.verdict
-        label = r.exercise.id + ("" if r.role == "learner" else f" [dim]({r.role})[/]")
+        label = Text(r.exercise.id)
+        if r.role != "learner":
+            label.append(f" ({r.role})", style="dim")
         time_col, speed_col, mem_col = summary_figures(v.figures)
         reason = v.reason if v.status != "passed" else ""
         if v.details and v.status != "passed":
             reason += "\n" + "\n".join(v.details[:6])
-        table.add_row(label, f"[{STATUS_STYLE.get(v.status, '')}]{v.status}[/]", reason,
-                      time_col, speed_col, mem_col)
+        if v.status in ("failed", "error", "crashed", "timeout") and v.seed is not None and r.role == "learner":
+            reason += f"\n(seed {v.seed}: `tutor check {r.exercise.id} --seed {v.seed}` repeats this run)"
+        # Learner text (reasons quote their code and exception messages) is never markup.
+        table.add_row(label, Text(v.status, style=STATUS_STYLE.get(v.status, "")),
+                      Text(textsafe.clean(reason)), time_col, speed_col, mem_col)
     console.print(table)
+    for r in results:
+        print_output(r, console, heading=len(results) > 1)
     counts: dict[str, int] = {}
     for r in results:
         counts[r.verdict.status] = counts.get(r.verdict.status, 0) + 1
     console.print(", ".join(f"{n} {s}" for s, n in counts.items()) or "nothing to check")
+
+
+OUTPUT_LINES = 40
+
+
+def print_output(r: CheckResult, console: Console, heading: bool = True) -> None:
+    """What the learner's code printed (the last lines), shown as plain text."""
+    text = textsafe.clean(r.verdict.output).rstrip("\n")
+    if not text.strip():
+        return
+    lines = text.split("\n")
+    cut = len(lines) > OUTPUT_LINES or r.verdict.output_truncated
+    title = f"output of {r.exercise.id}" if heading else "output"
+    if cut:
+        title += f" (the last {min(len(lines), OUTPUT_LINES)} lines)"
+    console.print(Text(title + ":", style="bold"))
+    console.print(Text("\n".join(lines[-OUTPUT_LINES:])), soft_wrap=True)
 
 
 def result_dict(r: CheckResult) -> dict[str, Any]:

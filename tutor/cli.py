@@ -61,6 +61,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--stubs", action="store_true", help="check the untouched stubs instead")
     c.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     c.add_argument("--json", action="store_true", help="machine-readable results")
+    c.add_argument("--seed", type=int, metavar="S",
+                   help="the input seed of a run to reproduce (every verdict shows its seed)")
 
     w = sub.add_parser("watch", help="check an exercise on every save while you edit it in your own editor")
     w.add_argument("target", nargs="*", help="EXERCISE, `chapter N`, or nothing for the current exercise")
@@ -262,7 +264,8 @@ def cmd_check(args: argparse.Namespace, home: Path) -> int:
     if role == "learner":
         workspace.ensure(course)
     results = checks.run_checks(exercises, role=role, workspace=workspace, progress=progress,
-                                device=args.device, home=home, console=None if args.json else console)
+                                device=args.device, home=home, console=None if args.json else console,
+                                seed=args.seed)
     if args.json:
         checks.print_json(results)
     else:

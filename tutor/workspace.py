@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from tutor import sourcefile
 from tutor.course import Course, Exercise
 
 # Editor configuration written into the workspace root so an editor opened there (VS Code,
@@ -58,8 +59,8 @@ def atomic_write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
+        with os.fdopen(fd, "wb") as f:
+            f.write(sourcefile.encode(text))
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
@@ -129,14 +130,14 @@ class Workspace:
         target = self.path(exercise)
         if not target.exists():
             atomic_write(target, exercise.stub.read_text(encoding="utf-8"))
-        return target.read_text(encoding="utf-8")
+        return sourcefile.read(target)
 
     def write(self, exercise: Exercise, text: str) -> None:
         atomic_write(self.path(exercise), text)
 
     def is_modified(self, exercise: Exercise) -> bool:
         target = self.path(exercise)
-        return target.exists() and target.read_text(encoding="utf-8") != exercise.stub.read_text(encoding="utf-8")
+        return target.exists() and sourcefile.read(target) != exercise.stub.read_text(encoding="utf-8")
 
     def reset(self, exercise: Exercise) -> Path | None:
         """Restore the stub; return where the learner's version was backed up (None if unchanged)."""

@@ -7,23 +7,73 @@ and asks it for one run at a time. `run()` blocks (call it from a worker thread 
 
 from __future__ import annotations
 
-import itertools
 import json
 import os
 import secrets
+import select
+import signal
 import subprocess
 import sys
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from tutor import paths
 from tutor.course import Exercise
-from tutor.runner.protocol import CANCELLED, ERROR, SKIPPED, Event, RunRequest, Verdict
+from tutor.runner import sandbox
+from tutor.runner.protocol import CANCELLED, ERROR, SKIPPED, TIMEOUT, Event, RunRequest, Verdict
 
 OnEvent = Callable[[Event], None]
 
 DEFAULT_MEMORY_LIMIT_MB = 8192
+START_TIMEOUT_S = 120.0   # importing torch on a cold, busy machine
+GRACE_S = 15.0            # past a run's own timeout before the client gives up on the server
+
+# The server starts without the caller's directory on sys.path: a learner's scratch
+# `torch.py` or `random.py` next to where they typed `tutor` must not shadow the real ones.
+_BOOT = ("import sys; sys.path[:] = [p for p in sys.path if p not in ('', '.')]; "
+         "sys.path.insert(0, {pkg!r}); from tutor.runner.server import main; main()")
+
+
+class _Sources:
+    """The course's checkers, solutions and checker helpers as they were when this client
+    first read them (before any learner code ran): every run uses these copies, so code that
+    rewrites a checker or solution file on disk cannot change what judges it."""
+
+    def __init__(self) -> None:
+        self._texts: dict[Path, str] = {}
+        self._lock = threading.Lock()
+
+    def preload(self, root: Path) -> None:
+        for pattern in ("lessons/*/checks/*.py", "solutions/*/*.py", "solutions/*/*/*.py"):
+            for path in root.glob(pattern):
+                self.text(path)
+
+    def text(self, path: Path) -> str:
+        path = path.resolve()
+        with self._lock:
+            if path not in self._texts:
+                self._texts[path] = path.read_bytes().decode("utf-8")
+            return self._texts[path]
+
+    def changed(self, path: Path) -> bool:
+        try:
+            return path.resolve().read_bytes().decode("utf-8") != self.text(path)
+        except (OSError, UnicodeDecodeError):
+            return True
+
+    def for_exercise(self, exercise: Exercise) -> dict[str, Any]:
+        return self.for_paths(Path(exercise.checker), Path(exercise.solution))
+
+    def for_paths(self, checker: Path, solution: Path) -> dict[str, Any]:
+        helpers = {p.stem: [str(p), self.text(p)] for p in sorted(checker.parent.glob("*.py"))
+                   if p.resolve() != checker.resolve()}
+        return {"checker": self.text(checker), "solution": self.text(solution), "helpers": helpers}
+
+
+_SOURCES = _Sources()
 
 
 class RunnerError(Exception):
@@ -39,19 +89,20 @@ class MachineInfo:
 
 class Runner:
     def __init__(self, cache_dir: Path | None = None, python: str = sys.executable,
-                 device: str = "auto") -> None:
+                 device: str = "auto", grace_s: float = GRACE_S) -> None:
         if device not in ("auto", "cpu", "cuda"):
             raise ValueError(f"device must be auto, cpu or cuda, not {device!r}")
         self.python = python
         self.device = device
         self.cache_dir = cache_dir
+        self.grace_s = grace_s
         self._proc: subprocess.Popen[bytes] | None = None
         self._info: MachineInfo | None = None
         self._start_lock = threading.Lock()
         self._run_lock = threading.Lock()
         self._write_lock = threading.Lock()
         self._current: str | None = None
-        self._ids = itertools.count(1)
+        self._buf = bytearray()
 
     # -- the warm process ----------------------------------------------------------------------
 
@@ -60,51 +111,112 @@ class Runner:
         with self._start_lock:
             if self._proc is not None and self._proc.poll() is None and self._info is not None:
                 return self._info
-            # The server must import this same tutor package, installed or run from a checkout.
-            env = dict(os.environ)
+            self._stop_server()
+            # No learner process may open this process's descriptors (the pipes to the server).
+            sandbox.make_private()
+            try:
+                _SOURCES.preload(paths.course_root())
+            except OSError:
+                pass
             package_parent = str(Path(__file__).resolve().parents[2])
-            env["PYTHONPATH"] = os.pathsep.join(p for p in (package_parent, env.get("PYTHONPATH")) if p)
             try:
                 self._proc = subprocess.Popen(
-                    [self.python, "-m", "tutor.runner.server"], stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env, start_new_session=True)
+                    [self.python, "-c", _BOOT.format(pkg=package_parent)], stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=os.path.abspath(os.sep),
+                    start_new_session=True)
             except OSError as exc:
                 raise RunnerError(f"cannot start the runner: {exc}") from None
-            first = self._read_message()
+            self._buf = bytearray()
+            first = self._read_message(time.monotonic() + START_TIMEOUT_S)
             if first is None or first.get("kind") != "ready":
+                self._stop_server()
                 raise RunnerError("the runner did not start (is torch installed? try `tutor doctor`)")
-            self._info = MachineInfo(first["torch"], int(first["gpus"]), float(first["import_s"]))
+            try:
+                self._info = MachineInfo(str(first["torch"]), int(first["gpus"]), float(first["import_s"]))
+            except (KeyError, TypeError, ValueError):
+                self._stop_server()
+                raise RunnerError("the runner sent an unreadable greeting; try `tutor doctor`") from None
             return self._info
 
     @property
     def info(self) -> MachineInfo:
         return self.start()
 
-    def _read_message(self) -> dict[str, Any] | None:
-        assert self._proc is not None and self._proc.stdout is not None
-        line = self._proc.stdout.readline()
-        if not line:
+    @property
+    def server_pid(self) -> int | None:
+        return self._proc.pid if self._proc is not None else None
+
+    def _read_message(self, deadline: float) -> dict[str, Any] | None:
+        """The next JSON line from the server, or None when it closed its end or the deadline
+        passed. A line that is not JSON raises RunnerError."""
+        proc = self._proc
+        if proc is None or proc.stdout is None:
             return None
-        return json.loads(line)
+        fd = proc.stdout.fileno()
+        while b"\n" not in self._buf:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            ready, _, _ = select.select([fd], [], [], min(left, 0.5))
+            if not ready:
+                continue
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                return None
+            self._buf += chunk
+        line, _, rest = bytes(self._buf).partition(b"\n")
+        self._buf = bytearray(rest)
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            raise RunnerError("the runner sent a line it should not have "
+                              f"({line[:60]!r}); it was restarted") from None
+        if not isinstance(msg, dict):
+            raise RunnerError("the runner sent an unreadable message; it was restarted")
+        return msg
 
     def _send(self, message: dict[str, Any]) -> None:
-        assert self._proc is not None and self._proc.stdin is not None
+        proc = self._proc
+        if proc is None or proc.stdin is None:
+            raise RunnerError("the runner is not running")
         with self._write_lock:
             try:
-                self._proc.stdin.write((json.dumps(message) + "\n").encode())
-                self._proc.stdin.flush()
-            except (BrokenPipeError, OSError) as exc:
+                proc.stdin.write((json.dumps(message) + "\n").encode())
+                proc.stdin.flush()
+            except (BrokenPipeError, OSError, ValueError) as exc:
                 raise RunnerError(f"the runner stopped: {exc}") from None
 
-    def close(self) -> None:
-        if self._proc is not None:
+    def _stop_server(self) -> None:
+        """Kill the server now (it hangs, or it said something it should not have)."""
+        proc, self._proc, self._info = self._proc, None, None
+        if proc is None:
+            return
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            proc.kill()
+            proc.wait(timeout=5)
+        except (OSError, subprocess.TimeoutExpired):
+            pass
+        for stream in (proc.stdin, proc.stdout):
             try:
-                if self._proc.stdin:
-                    self._proc.stdin.close()
-                self._proc.wait(timeout=3)
-            except (subprocess.TimeoutExpired, OSError):
-                self._proc.kill()
-            self._proc = None
+                if stream:
+                    stream.close()
+            except OSError:
+                pass
+
+    def close(self) -> None:
+        proc = self._proc
+        if proc is not None:
+            try:
+                if proc.stdin:
+                    proc.stdin.close()
+                proc.wait(timeout=3)
+            except (subprocess.TimeoutExpired, OSError, ValueError):
+                pass
+            self._stop_server()
 
     # -- runs ----------------------------------------------------------------------------------
 
@@ -120,15 +232,23 @@ class Runner:
             processes=exercise.needs.processes,
             seed=seed if seed is not None else secrets.randbelow(2**31),
             memory_limit_mb=DEFAULT_MEMORY_LIMIT_MB if device == "cpu" else None,
-            cache_dir=str(self.cache_dir) if self.cache_dir else None)
+            cache_dir=str(self.cache_dir) if self.cache_dir else None,
+            sources=_SOURCES.for_exercise(exercise))
 
     def check(self, exercise: Exercise, code: Path, on_event: OnEvent | None = None,
               seed: int | None = None) -> Verdict:
         """Check `code` (the learner's file or the solution) for `exercise`."""
-        device, why = self.resolve_device(exercise)
+        try:
+            device, why = self.resolve_device(exercise)
+        except RunnerError as exc:
+            return Verdict(status=ERROR, reason=str(exc))
         if device is None:
             return Verdict(status=SKIPPED, reason=why)
-        return self.run(self.request_for(exercise, code, seed, device), on_event)
+        try:
+            request = self.request_for(exercise, code, seed, device)
+        except (OSError, UnicodeDecodeError) as exc:
+            return Verdict(status=ERROR, reason=f"cannot read the course's files for this exercise: {exc}")
+        return self.run(request, on_event)
 
     def run_script(self, path: Path, on_event: OnEvent | None = None, timeout: float = 120) -> Verdict:
         """Run a plain Python program (a typed-along passage) on the CPU and capture its output;
@@ -140,33 +260,56 @@ class Runner:
         return self.run(request, on_event)
 
     def run(self, request: RunRequest, on_event: OnEvent | None = None) -> Verdict:
-        """Run one request; blocks until its verdict. One run at a time per Runner."""
+        """Run one request; blocks until its verdict. One run at a time per Runner.
+
+        The client keeps a deadline of its own (the run's timeout plus a grace): a server or
+        supervisor that stops answering is killed and restarted, never waited on forever."""
+        if request.checker and request.sources is None:
+            try:
+                request.sources = _SOURCES.for_paths(Path(request.checker), Path(request.solution))
+            except (OSError, UnicodeDecodeError) as exc:
+                return Verdict(status=ERROR, reason=f"cannot read the check's files: {exc}", seed=request.seed)
         with self._run_lock:
             try:
                 self.start()
             except RunnerError as exc:
-                return Verdict(status=ERROR, reason=str(exc))
-            run_id = f"r{next(self._ids)}"
+                return Verdict(status=ERROR, reason=str(exc), seed=request.seed)
+            run_id = secrets.token_hex(12)
             self._current = run_id
+            deadline = time.monotonic() + request.timeout + self.grace_s
             try:
                 self._send({"op": "run", "id": run_id, "request": request.__dict__})
                 while True:
-                    msg = self._read_message()
+                    msg = self._read_message(deadline)
                     if msg is None:
-                        self._proc = None
-                        return Verdict(status=ERROR, reason="the runner process died; it will restart "
-                                                            "on the next run")
+                        hung = time.monotonic() >= deadline
+                        self._stop_server()
+                        if hung:
+                            return Verdict(status=TIMEOUT, seed=request.seed, reason=(
+                                f"the runner stopped answering ({request.timeout:g} s timeout passed); "
+                                "it was restarted"))
+                        return Verdict(status=ERROR, seed=request.seed,
+                                       reason="the runner process died; it will restart on the next run")
                     if msg.get("id") != run_id:
                         continue  # a late message of an earlier, cancelled run
-                    if msg["kind"] == "event" and on_event is not None:
-                        on_event(Event(**msg["event"]))
-                    elif msg["kind"] == "verdict":
-                        v = msg["verdict"]
+                    if msg.get("kind") == "event" and on_event is not None:
+                        try:
+                            event = Event(**msg["event"])
+                        except (KeyError, TypeError):
+                            continue
+                        on_event(event)
+                    elif msg.get("kind") == "verdict":
+                        v = msg.get("verdict")
+                        if not isinstance(v, dict):
+                            raise RunnerError("the runner sent an unreadable verdict")
                         v.setdefault("seed", request.seed)
-                        return Verdict.from_dict(v)
+                        try:
+                            return Verdict.from_dict(v)
+                        except TypeError:
+                            raise RunnerError("the runner sent an unreadable verdict") from None
             except RunnerError as exc:
-                self._proc = None
-                return Verdict(status=ERROR, reason=str(exc))
+                self._stop_server()
+                return Verdict(status=ERROR, reason=str(exc), seed=request.seed)
             finally:
                 self._current = None
 

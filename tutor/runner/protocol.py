@@ -33,6 +33,10 @@ class RunRequest:
     seed: int | None = None
     memory_limit_mb: int | None = None  # address-space cap for CPU-only runs
     cache_dir: str | None = None        # shared build/compile caches (reused across runs)
+    # The checker, solution and the checker's helper modules as the course shipped them (read
+    # by the client before any learner code ran): {"checker": text, "solution": text,
+    # "helpers": {module: [path, text]}}. Runs never read these files from disk.
+    sources: dict[str, Any] | None = None
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))

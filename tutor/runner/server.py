@@ -3,6 +3,10 @@
 Talks JSON lines over stdin/stdout with `tutor.runner.client.Runner`. Forking from a process
 that has imported torch (but never run an op or touched CUDA) makes a run start in
 milliseconds instead of the ~1.7 s that `import torch` costs, and no state leaks between runs.
+
+Only this process writes to the client: each supervisor sends its events and verdict through
+a pipe of its own, which the server relays. The server is not dumpable and is a subreaper, so
+no learner process can reach the client's pipe, and orphans of a killed run are killed here.
 """
 
 from __future__ import annotations
@@ -10,9 +14,13 @@ from __future__ import annotations
 import json
 import os
 import select
+import shutil
 import signal
 import sys
+import tempfile
 import time
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")  # ask NVML, never init CUDA here
@@ -35,35 +43,45 @@ def _gpu_count() -> int:
         return 0
 
 
+@dataclass
+class _Run:
+    pid: int
+    fd: int                      # the supervisor's pipe to us
+    tmpdir: Path
+    buf: bytearray = field(default_factory=bytearray)
+    stopping: float | None = None  # when SIGTERM was sent (cancel)
+    answered: bool = False
+
+
 def main() -> None:
     t0 = time.perf_counter()
+    from tutor.runner import sandbox
+
+    sandbox.make_private()
+    sandbox.become_subreaper()
+    # No parent-death signal here: it fires when the client *thread* that started us ends. The
+    # server ends when the client closes its stdin, and the client kills it when it hangs.
     import torch  # noqa: F401 - the point of this process
 
     import tutor.checking  # noqa: F401 - so runs need not import it
-    from tutor.runner import supervisor
+    from tutor.runner import batons, supervisor, wire  # noqa: F401
+
+    batons.install()
 
     write("ready", {"torch": torch.__version__, "gpus": _gpu_count(),
                     "import_s": time.perf_counter() - t0, "pid": os.getpid()})
-    runs: dict[str, int] = {}  # run id -> supervisor pid
-    stopping: dict[int, float] = {}  # supervisor pid -> when SIGTERM was sent
+    _warm_imports()
+    runs: dict[str, _Run] = {}
     stdin = sys.stdin.buffer
     pending = b""
     while True:
-        ready, _, _ = select.select([stdin], [], [], 0.1)
-        for run_id, pid in list(runs.items()):
-            done, status = os.waitpid(pid, os.WNOHANG)
-            if done:
-                del runs[run_id]
-                cancelled = stopping.pop(pid, None) is not None
-                if cancelled:
-                    write("verdict", {"id": run_id, "verdict": {
-                        "status": "cancelled", "reason": "the run was cancelled"}})
-                elif status != 0:
-                    write("verdict", {"id": run_id, "verdict": {
-                        "status": "error", "reason": "the runner failed unexpectedly"}})
-            elif pid in stopping and time.monotonic() - stopping[pid] > 2:
-                _signal_group(pid, signal.SIGKILL)
-        if not ready:
+        fds = [stdin.fileno()] + [r.fd for r in runs.values() if r.fd >= 0]
+        ready, _, _ = select.select(fds, [], [], 0.1)
+        for run_id, run in list(runs.items()):
+            if run.fd in ready:
+                _relay(run_id, run)
+        _reap(runs)
+        if stdin.fileno() not in ready:
             continue
         chunk = os.read(stdin.fileno(), 65536)
         if not chunk:
@@ -71,51 +89,144 @@ def main() -> None:
         pending += chunk
         while b"\n" in pending:
             line, pending = pending.split(b"\n", 1)
+            try:
+                msg = json.loads(line)
+                op, run_id = msg["op"], str(msg["id"])
+            except (ValueError, KeyError, TypeError):
+                continue  # not from the client; ignore
+            if op == "run" and run_id not in runs:
+                runs[run_id] = _fork_run(run_id, msg.get("request") or {})
+            elif op == "cancel" and run_id in runs and runs[run_id].stopping is None:
+                runs[run_id].stopping = time.monotonic()
+                _signal(runs[run_id].pid, signal.SIGTERM)
+    for run in runs.values():
+        _signal(run.pid, signal.SIGKILL)
+    sandbox.kill_descendants()
+    for run in runs.values():
+        shutil.rmtree(run.tmpdir, ignore_errors=True)
+
+
+def _warm_imports() -> None:
+    """Modules nearly every check reaches on its first backward or compile (sympy through the
+    symbolic-shapes machinery costs ~1 s per process otherwise). Imported once here, after
+    "ready", so they are shared by every forked run. Imports only: running an op here would
+    start thread pools that do not survive fork."""
+    for name in ("torch.fx.experimental.symbolic_shapes", "torch._dynamo", "torch.testing"):
+        try:
+            __import__(name)
+        except Exception:
+            pass
+
+
+def _relay(run_id: str, run: _Run) -> None:
+    """Forward the supervisor's complete lines (events, then the verdict) to the client."""
+    try:
+        chunk = os.read(run.fd, 1 << 20)
+    except OSError:
+        chunk = b""
+    if not chunk:
+        os.close(run.fd)
+        run.fd = -1
+        return
+    run.buf += chunk
+    while b"\n" in run.buf:
+        line, _, rest = bytes(run.buf).partition(b"\n")
+        run.buf = bytearray(rest)
+        try:
             msg = json.loads(line)
-            if msg["op"] == "run":
-                runs[msg["id"]] = _fork_run(msg["id"], msg["request"], supervisor)
-            elif msg["op"] == "cancel" and msg["id"] in runs:
-                pid = runs[msg["id"]]
-                stopping.setdefault(pid, time.monotonic())
-                _signal_group(pid, signal.SIGTERM, leader_only=True)
-    for pid in runs.values():
-        _signal_group(pid, signal.SIGTERM, leader_only=True)
+        except ValueError:
+            continue
+        if msg.get("kind") == "verdict":
+            if run.stopping is not None:
+                continue  # a cancelled run's late verdict: the client hears "cancelled"
+            run.answered = True
+        write(msg["kind"], {"id": run_id, **{k: v for k, v in msg.items() if k != "kind"}})
 
 
-def _fork_run(run_id: str, request: dict[str, Any], supervisor: Any) -> int:
+def _reap(runs: dict[str, _Run]) -> None:
+    from tutor.runner import sandbox
+
+    for run_id, run in list(runs.items()):
+        try:
+            done, status = os.waitpid(run.pid, os.WNOHANG)
+        except ChildProcessError:
+            done, status = run.pid, 0
+        if not done:
+            if run.stopping is not None and time.monotonic() - run.stopping > 2:
+                _signal(run.pid, signal.SIGKILL)
+            continue
+        while run.fd >= 0:
+            _relay(run_id, run)
+        if run.stopping is not None:
+            write("verdict", {"id": run_id, "verdict": {"status": "cancelled",
+                                                        "reason": "the run was cancelled"}})
+        elif not run.answered:
+            write("verdict", {"id": run_id, "verdict": {
+                "status": "error", "reason": "the runner failed unexpectedly "
+                                             f"(supervisor exit status {status})"}})
+        shutil.rmtree(run.tmpdir, ignore_errors=True)
+        del runs[run_id]
+    # Orphans of finished or killed runs are re-parented here: none may outlive its run.
+    live = {r.pid for r in runs.values()}
+    if any(c not in live for c in sandbox.children()):
+        sandbox.kill_descendants(spare=live, deadline_s=0.5)
+
+
+def _fork_run(run_id: str, request: dict[str, Any]) -> _Run:
+    from tutor.runner import sandbox
     from tutor.runner.protocol import RunRequest
 
+    tmpdir = Path(tempfile.mkdtemp(prefix="tutor-run-"))
+    r, w = os.pipe()
     pid = os.fork()
     if pid:
-        return pid
+        os.close(w)
+        return _Run(pid, r, tmpdir)
     code = 1
     try:
+        os.close(r)
         os.setsid()
-        os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+        sandbox.die_with_parent()
+        sandbox.become_subreaper()
+        devnull = os.open(os.devnull, os.O_RDWR)
+        os.dup2(devnull, 0)
+        os.dup2(devnull, 1)  # nothing started from here holds the client's pipe
+        out = os.fdopen(w, "wb")
+
+        def send(kind: str, payload: dict[str, Any]) -> None:
+            out.write((json.dumps({"kind": kind, **payload}, default=str) + "\n").encode())
+            out.flush()
 
         def emit(event: Any) -> None:
-            write("event", {"id": run_id, "event": event.__dict__})
+            send("event", {"event": event.__dict__})
 
-        sup = supervisor.Supervisor(RunRequest(**request), emit)
-        # Cancel: stop the learner's processes too, then go.
-        signal.signal(signal.SIGTERM, lambda *_: (sup._kill(), os._exit(143)))
+        from tutor.runner import supervisor
+
+        sup = supervisor.Supervisor(RunRequest(**request), emit, tmpdir)
+
+        def on_term(*_: Any) -> None:  # cancel: stop the run's processes too, then go
+            sandbox.kill_descendants()
+            shutil.rmtree(tmpdir, ignore_errors=True)
+            os._exit(143)
+
+        signal.signal(signal.SIGTERM, on_term)
         verdict = sup.run()
-        write("verdict", {"id": run_id, "verdict": verdict.to_dict()})
+        send("verdict", {"verdict": verdict.to_dict()})
         code = 0
     except BaseException as exc:  # noqa: BLE001 - report, never hang the client
-        write("verdict", {"id": run_id, "verdict": {"status": "error",
-                                                    "reason": f"runner error: {type(exc).__name__}: {exc}"}})
+        try:
+            send("verdict", {"verdict": {"status": "error",  # noqa: F821 - defined above unless fdopen failed
+                                         "reason": f"runner error: {type(exc).__name__}: {exc}"}})
+        except Exception:
+            pass
         code = 0
     finally:
         os._exit(code)
 
 
-def _signal_group(pid: int, sig: int, leader_only: bool = False) -> None:
+def _signal(pid: int, sig: int) -> None:
     try:
-        if leader_only:
-            os.kill(pid, sig)
-        else:
-            os.killpg(pid, sig)
+        os.kill(pid, sig)
     except (ProcessLookupError, PermissionError):
         pass
 

@@ -1,79 +1,118 @@
-"""The process that runs the learner's code: loads the checker, the reference and the learner's
-module, calls `check(ctx)`, and reports over a private socket (never stdout).
+"""A checked process: runs the checker once, in one of two roles, and reports over its channel.
 
-Runs forked from the warm server (one process per run) or as a torchrun rank.
+- role "learner": `ctx.learner` is the learner's module. Every observation (`ctx.expect_*`)
+  sends only the learner's side (the actual value); expected values never leave this process.
+- role "reference": `ctx.learner` is the reference solution, in a process that never imports
+  the learner's code. Its observations carry the expected values the judge compares with.
+
+The judge pairs the two runs' observations in order, so patching torch, the checker or the
+channel in the learner's process can only change the learner's own numbers.
+
+Runs forked from the supervisor (one process per role) or as torchrun ranks.
 """
 
 from __future__ import annotations
 
 import ctypes
-import importlib.util
+import io
 import os
-import pickle
 import resource
-import signal
 import socket
-import struct
 import sys
 import traceback
+import types
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
+from tutor.runner import sandbox, wire
 from tutor.runner.protocol import RunRequest
 
-_HEADER = struct.Struct("!I")
-
-
-def send_message(sock: socket.socket, message: tuple[Any, ...]) -> None:
-    data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
-    sock.sendall(_HEADER.pack(len(data)) + data)
-
-
-def recv_exact(sock: socket.socket, n: int) -> bytes:
-    buf = bytearray()
-    while len(buf) < n:
-        chunk = sock.recv(n - len(buf))
-        if not chunk:
-            raise ConnectionError("channel closed")
-        buf += chunk
-    return bytes(buf)
+LEARNER = "learner"
+REFERENCE = "reference"
 
 
 class SocketChannel:
-    """The checking API's channel: every expectation waits for the judge's answer."""
+    """The checking API's channel. Sends never wait for an answer: the judge decides alone and
+    stops this process when it has seen enough."""
 
-    def __init__(self, sock: socket.socket) -> None:
-        self.sock = sock
+    def __init__(self, sock: socket.socket, role: str) -> None:
+        self._send = _sender(sock)
+        self.role = role
+        self._sock = sock
 
+    # The learner's side never carries expected values; the reference's never carries actuals.
     def expect(self, kind: str, name: str, actual: Any, expected: Any, options: dict[str, Any]) -> None:
-        send_message(self.sock, ("expect", kind, name, actual, expected, options))
-        answer = recv_exact(self.sock, 1)
-        if answer != b"+":
-            # The judge has its verdict and is about to stop this process; stop first.
-            os._exit(3)
+        value = actual if self.role == LEARNER else (expected if kind in ("close", "equal") else None)
+        self._send(("obs", kind, name, value, options if self.role == REFERENCE else {}))
 
     def figure(self, name: str, value: Any) -> None:
-        send_message(self.sock, ("figure", name, value))
+        if self.role == LEARNER:
+            self._send(("figure", name, value))
 
     def phase(self, text: str, **info: Any) -> None:
-        send_message(self.sock, ("phase", text, info))
+        if self.role == LEARNER:
+            self._send(("phase", text, info))
+
+    @property
+    def measures_speed(self) -> bool:
+        """Only the learner's run times code; the reference run's figures would be discarded."""
+        return self.role == LEARNER
+
+    def quiet(self) -> None:
+        """Block until the reference run has finished, so timing does not share the CPU with it."""
+        if self.role != LEARNER:
+            return
+        self._send(("quiet?",))
+        try:
+            self._sock.recv(1)
+        except OSError:
+            pass
 
 
-def import_path(path: Path, name: str) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(name, path)
-    if spec is None or spec.loader is None:
-        raise ImportError(f"cannot import {path}")
-    module = importlib.util.module_from_spec(spec)
+def _sender(sock: socket.socket) -> Any:
+    def send(message: tuple[Any, ...]) -> None:
+        sock.sendall(wire.encode(message))
+    return send
+
+
+def import_source(name: str, path: Path, source: bytes | str) -> types.ModuleType:
+    """A module compiled from `source` (never a cached .pyc): the code checked is the code
+    given, whatever `__pycache__` holds. Bytes honour a PEP 263 coding line."""
+    module = types.ModuleType(name)
+    module.__file__ = str(path)
     sys.modules[name] = module
-    spec.loader.exec_module(module)
+    code = compile(source, str(path), "exec", dont_inherit=True)
+    exec(code, module.__dict__)
     return module
+
+
+class _SourceFinder:
+    """Serves a chapter's shared checker helpers (checks/_common.py) from the copies the run
+    was given, not from disk."""
+
+    def __init__(self, modules: dict[str, tuple[str, str]]) -> None:
+        self.modules = modules
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        import importlib.util
+
+        if name not in self.modules:
+            return None
+        return importlib.util.spec_from_loader(name, self)
+
+    def create_module(self, spec: Any) -> None:
+        return None
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        file, source = self.modules[module.__name__]
+        module.__file__ = file
+        exec(compile(source, file, "exec", dont_inherit=True), module.__dict__)
 
 
 def learner_frames(exc: BaseException, learner: Path) -> list[str]:
     """The traceback lines that point into the learner's file (else the innermost frame)."""
     tb = traceback.extract_tb(exc.__traceback__)
-    mine = [f for f in tb if Path(f.filename).resolve() == learner.resolve()]
+    mine = [f for f in tb if _same_file(f.filename, learner)]
     frames = mine or tb[-1:]
     lines: list[str] = []
     for f in frames:
@@ -84,46 +123,11 @@ def learner_frames(exc: BaseException, learner: Path) -> list[str]:
     return lines
 
 
-def _tamper_snapshot() -> dict[tuple[str, str], Any]:
-    """Identities of the torch functions checkers rely on, taken before the learner's code runs.
-
-    Expected values are computed in this process, so code that replaces `torch.Tensor.__mul__`
-    or `torch.sigmoid` could bend them; comparing identities at the end catches that.
-    """
-    import torch
-    import torch.nn.functional as F
-
-    snap: dict[tuple[str, str], Any] = {}
-    for owner_name, owner in (("torch", torch), ("torch.Tensor", torch.Tensor),
-                              ("torch.nn.functional", F), ("torch.testing", torch.testing),
-                              ("torch.autograd", torch.autograd)):
-        # dir() includes what Tensor inherits from its C base class, where __mul__ and most
-        # methods live; a patch on torch.Tensor shadows those.
-        for name in dir(owner):
-            try:
-                value = getattr(owner, name)
-            except Exception:
-                continue
-            if callable(value) and not isinstance(value, type):
-                snap[(owner_name, name)] = value
-    return snap
-
-
-def _tampered(before: dict[tuple[str, str], Any]) -> list[str]:
-    after = _tamper_snapshot()
-    changed = []
-    for key, value in before.items():
-        now = after.get(key)
-        # Bound classmethods are new objects on every lookup but compare equal; torch itself
-        # rewraps a few functions when a subsystem loads (dynamo wraps manual_seed).
-        if now is not value and now != value and not _from_torch(now):
-            changed.append(f"{key[0]}.{key[1]}")
-    return changed
-
-
-def _from_torch(value: Any) -> bool:
-    module = getattr(value, "__module__", None) or ""
-    return module == "torch" or module.startswith("torch.")
+def _same_file(a: str, b: Path) -> bool:
+    try:
+        return Path(a).resolve() == b.resolve()
+    except OSError:
+        return False
 
 
 def limit_memory(megabytes: int | None) -> None:
@@ -140,15 +144,6 @@ def limit_memory(megabytes: int | None) -> None:
         pass
 
 
-def _die_with_parent() -> None:
-    """Linux: get SIGKILL when the supervising process dies, so nothing is left running."""
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-
-
 def prepare_environment(request: RunRequest, tmpdir: Path) -> None:
     """Caches shared across runs (builds are reused), everything else in the run's tmpdir."""
     cache = Path(request.cache_dir) if request.cache_dir else tmpdir / "cache"
@@ -157,17 +152,49 @@ def prepare_environment(request: RunRequest, tmpdir: Path) -> None:
     os.environ.setdefault("TRITON_CACHE_DIR", str(cache / "triton"))
     os.environ["TMPDIR"] = str(tmpdir)
     os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
+    sys.dont_write_bytecode = True
     os.chdir(tmpdir)
 
 
-def run_subject(request: RunRequest, sock_path: str, tmpdir: Path, rank: int = 0,
+def unbuffered_stdio() -> None:
+    """print() reaches the pipe at once: nothing is lost when the process is stopped or exits
+    early, whether or not PYTHONUNBUFFERED is set in the learner's shell."""
+    for fd, name in ((1, "stdout"), (2, "stderr")):
+        raw = io.FileIO(fd, "w", closefd=False)
+        stream = io.TextIOWrapper(raw, encoding="utf-8", errors="backslashreplace",  # type: ignore[arg-type]
+                                  write_through=True, line_buffering=False)
+        setattr(sys, name, stream)
+        setattr(sys, f"__{name}__", stream)
+
+
+def flush_all() -> None:
+    """Python's and C's stdio buffers, before any exit (os._exit skips both)."""
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except Exception:
+            pass
+    try:
+        ctypes.CDLL(None).fflush(None)
+    except Exception:
+        pass
+
+
+def _trace(msg: str) -> None:
+    if os.environ.get("TUTOR_TRACE"):
+        import time
+        with open(os.environ["TUTOR_TRACE"], "a") as f:
+            f.write(f"{time.time():.3f} {os.getpid()} {msg}\n")
+
+
+def run_subject(request: RunRequest, sock: socket.socket, tmpdir: Path, role: str, rank: int = 0,
                 world_size: int = 1) -> None:
-    """Run the check and report; never returns (exits the process)."""
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    sock.connect(sock_path)
-    send_message(sock, ("hello", rank, os.getpid()))
-    channel = SocketChannel(sock)
+    """Run the check (or the plain program) and report; never returns (exits the process)."""
+    _trace(f"{role} start")
+    channel = SocketChannel(sock, role)
+    send = channel._send
     learner_path = Path(request.code)
+    sources = request.sources or {}
     code = 0
     try:
         import torch
@@ -176,70 +203,136 @@ def run_subject(request: RunRequest, sock_path: str, tmpdir: Path, rank: int = 0
 
         torch.manual_seed(request.seed or 0)
         if not request.checker:
-            # A plain program (a finished type-along passage): run it as a script; its output
-            # is the result.
-            import runpy
-
-            runpy.run_path(str(learner_path), run_name="__main__")
-            send_message(sock, ("done",))
+            # A plain program (a finished type-along passage): its output is the result.
+            module = types.ModuleType("__main__")
+            module.__file__ = str(learner_path)
+            sys.modules["__main__"] = module
+            exec(compile(learner_path.read_bytes(), str(learner_path), "exec", dont_inherit=True),
+                 module.__dict__)
+            flush_all()
+            send(("done",))
             os._exit(0)
-        # A chapter's checkers may share helpers in their own folder (checks/_common.py).
-        sys.path.insert(0, str(Path(request.checker).parent))
-        checker = import_path(Path(request.checker), "tutor_checker")
-        untouched = _tamper_snapshot()
+        helpers = {name: (file, text) for name, (file, text) in (sources.get("helpers") or {}).items()}
+        sys.meta_path.insert(0, _SourceFinder(helpers))
+        checker = import_source("tutor_checker", Path(request.checker), sources["checker"])
+        solution_src = sources["solution"]
+
+        def load_reference() -> types.ModuleType:
+            return import_source("reference_solution", Path(request.solution), solution_src)
+
+        def load_learner() -> types.ModuleType:
+            if role == REFERENCE:
+                return load_reference()
+            return import_source("learner_solution", learner_path, learner_path.read_bytes())
+
         ctx = checking.Context(
             learner=None, reference=None, channel=channel, seed=request.seed or 0,
             device=request.device, tmpdir=tmpdir, learner_path=learner_path, rank=rank,
-            world_size=world_size,
-            learner_loader=lambda: import_path(learner_path, "learner_solution"),
-            reference_loader=lambda: import_path(Path(request.solution), "reference_solution"))
-        checker.check(ctx)
-        replaced = _tampered(untouched)
-        if replaced:
-            send_message(sock, ("failed", f"your code replaced {', '.join(replaced[:3])}; the check "
-                                          "cannot trust results computed with a patched torch", []))
+            world_size=world_size, learner_loader=load_learner, reference_loader=load_reference)
+        _trace(f"{role} checker loaded")
+        if os.environ.get("TUTOR_PROFILE") and role == LEARNER:
+            import cProfile
+            cProfile.runctx("checker.check(ctx)", globals(), locals(), os.environ["TUTOR_PROFILE"])
         else:
-            send_message(sock, ("done",))
+            checker.check(ctx)
+        _trace(f"{role} checked")
+        tampered = ctx.tampered()
+        flush_all()
+        if tampered:
+            send(("failed", f"your code replaced part of the checker ({tampered}); the check cannot "
+                            "trust this run", []))
+        else:
+            send(("done",))
     except BaseException as exc:  # noqa: BLE001 - everything the learner raises is reported
         from tutor.checking import CheckFailed
 
-        if isinstance(exc, CheckFailed):
-            send_message(sock, ("failed", exc.reason, exc.details))
-        elif isinstance(exc, SystemExit):
-            send_message(sock, ("exit", exc.code))
-        elif isinstance(exc, ConnectionError):
-            code = 4
-        else:
-            summary = f"{type(exc).__name__}: {exc}".strip().rstrip(":")
-            if isinstance(exc, MemoryError):
-                summary = "MemoryError: your code ran out of memory (the run's memory cap was reached)"
-            try:
-                send_message(sock, ("error", summary, learner_frames(exc, learner_path)))
-            except Exception:  # the message itself may not pickle
-                code = 5
-    finally:
+        flush_all()
         try:
-            sys.stdout.flush()
-            sys.stderr.flush()
+            if isinstance(exc, CheckFailed):
+                send(("failed", exc.reason, exc.details))
+            elif isinstance(exc, SystemExit):
+                send(("exit", _exit_code(exc.code)))
+            elif isinstance(exc, (ConnectionError, BrokenPipeError)):
+                code = 4
+            else:
+                summary = _summary(exc)
+                send(("error", summary, learner_frames(exc, learner_path)))
         except Exception:
-            pass
+            code = 5
+    flush_all()
     os._exit(code)
+
+
+def _exit_code(value: Any) -> Any:
+    return value if value is None or isinstance(value, (int, str)) else repr(value)
+
+
+def _summary(exc: BaseException) -> str:
+    if isinstance(exc, MemoryError):
+        return "MemoryError: your code ran out of memory (the run's memory cap was reached)"
+    try:
+        text = f"{type(exc).__name__}: {exc}".strip().rstrip(":")
+    except Exception:
+        text = type(exc).__name__
+    return text if len(text) <= 2000 else text[:1999] + "…"
+
+
+def start_child(request: RunRequest, sock: socket.socket, tmpdir: Path, role: str) -> None:
+    """In a freshly forked child: isolate, then run. Never returns."""
+    try:
+        _trace(f"{role} forked")
+        os.setpgid(0, 0)
+        sandbox.die_with_parent()
+        if role == REFERENCE:
+            sandbox.make_private()  # the learner's process must not reach into this one
+        else:
+            sandbox.drop_ptrace()
+        import signal
+
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        sandbox.close_fds_except({sock.fileno()})
+        if role == LEARNER:
+            # The tutor's own bookkeeping is not the learner's to call from a check.
+            for name in ("tutor.progress", "tutor.workspace", "tutor.cli", "tutor.checks"):
+                sys.modules[name] = None  # type: ignore[assignment]
+        if request.device == "cpu":
+            limit_memory(request.memory_limit_mb)
+        unbuffered_stdio()
+        prepare_environment(request, tmpdir)
+        run_subject(request, sock, tmpdir, role)
+    finally:
+        os._exit(70)
 
 
 def main() -> None:
     """Entry point for torchrun ranks: `python -m tutor.runner.subject`."""
-    request = RunRequest.from_json(os.environ["TUTOR_REQUEST"])
+    role = os.environ.pop("TUTOR_ROLE", LEARNER)
+    token = os.environ.pop("TUTOR_TOKEN", "")
+    sock_path = os.environ.pop("TUTOR_SOCKET")
+    request = RunRequest.from_json(os.environ.pop("TUTOR_REQUEST"))
     tmpdir = Path(os.environ["TUTOR_TMPDIR"])
     rank = int(os.environ.get("RANK", "0"))
     world = int(os.environ.get("WORLD_SIZE", "1"))
-    rank_dir = tmpdir / f"rank{rank}"
+    if role == REFERENCE:
+        sandbox.make_private()
+    else:
+        sandbox.drop_ptrace()
+    sandbox.die_with_parent()  # torchrun's own death must not leave ranks running
+    rank_dir = tmpdir / f"{role}-rank{rank}"
     rank_dir.mkdir(parents=True, exist_ok=True)
-    _die_with_parent()  # torchrun's own death must not leave ranks running
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.connect(sock_path)
+    sock.sendall(wire.encode(("hello", token, rank)))
     if request.device == "cpu":
         limit_memory(request.memory_limit_mb)
+    unbuffered_stdio()
     prepare_environment(request, rank_dir)
-    run_subject(request, os.environ["TUTOR_SOCKET"], rank_dir, rank, world)
+    run_subject(request, sock, rank_dir, role, rank, world)
 
 
 if __name__ == "__main__":
     main()
+
+
+__all__ = ["LEARNER", "REFERENCE", "run_subject", "start_child", "main"]

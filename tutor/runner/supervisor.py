@@ -1,36 +1,42 @@
-"""One run: start the learner's process (a fork, or torchrun ranks), judge what it sends, enforce
-the timeout and the output cap, and turn whatever happened into a Verdict.
+"""One run: start the checked processes, judge what they send, enforce the deadline and the
+output cap, and turn whatever happened into a Verdict.
 
-The supervisor never imports the learner's code, so the verdict it reaches cannot be faked by it.
+A check runs twice with the same seed: the reference run (the reference solution in the
+learner's place, in a process that never sees the learner's code) and the learner's run. The
+judge pairs their observations in order, per rank: same kind, same name, the learner's value
+against the reference run's expected value. A run passes only when every rank of the learner's
+run made exactly the observations the reference run made, all matched, and it ended cleanly.
+
+The supervisor never imports the learner's code; it is a child subreaper, so every process the
+run starts stays its descendant and is killed before the verdict leaves.
 """
 
 from __future__ import annotations
 
 import os
-import pickle
 import re
+import secrets
 import selectors
-import shutil
 import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 from tutor.runner import judge as judging
+from tutor.runner import sandbox, wire
 from tutor.runner.protocol import (CRASHED, ERROR, FAILED, OUTPUT_CAP, PASSED, TIMEOUT, Event,
                                    RunRequest, Verdict)
-from tutor.runner.subject import (_HEADER, _die_with_parent, limit_memory, prepare_environment,
-                                  run_subject)
+from tutor.runner.subject import LEARNER, REFERENCE, start_child
 
 Emit = Callable[[Event], None]
 
 # Lines torch's profiler backend prints on every start/stop: noise in a learner's output.
 _NOISE = re.compile(r"^USDT:[^\n]*profiler_(?:start|stop)\n?", re.MULTILINE)
+_BACKLOG = 64  # observations waiting for their pair before we stop reading that side
 
 _SIGNAL_NAMES = {
     signal.SIGSEGV: "SIGSEGV (segmentation fault: memory access outside what your code owns)",
@@ -42,114 +48,198 @@ _SIGNAL_NAMES = {
 }
 
 
-@dataclass
-class _Conn:
-    sock: socket.socket
-    buf: bytearray = field(default_factory=bytearray)
-    rank: int = 0
-    done: bool = False
-
-
 class _Outcome(Exception):
     def __init__(self, status: str, reason: str, details: list[str] | None = None) -> None:
         super().__init__(reason)
         self.status, self.reason, self.details = status, reason, details or []
 
 
+@dataclass
+class _Side:
+    """One rank of one role: its connection and what it has said."""
+
+    role: str
+    rank: int
+    sock: socket.socket | None = None
+    reader: wire.Reader = field(default_factory=lambda: wire.Reader())
+    obs: list[tuple[Any, ...]] = field(default_factory=list)
+    end: tuple[Any, ...] | None = None   # ("done",) | ("failed", ...) | ("error", ...) | ("exit", ...)
+    closed: bool = False
+    wants_quiet: bool = False
+
+
 class Supervisor:
-    def __init__(self, request: RunRequest, emit: Emit) -> None:
+    def __init__(self, request: RunRequest, emit: Emit, tmpdir: Path) -> None:
         self.request = request
         self.emit = emit
         self.start = time.monotonic()
-        self.tmpdir = Path(tempfile.mkdtemp(prefix="tutor-run-"))
+        self.tmpdir = tmpdir
         self.figures: dict[str, Any] = {}
         self.output = bytearray()
         self.output_total = 0
-        self.pid: int | None = None
-        self.proc: subprocess.Popen[bytes] | None = None
-        self.exit_status: int | None = None
-        self.expected_ranks = max(1, request.processes)
-        self.ranks_done = 0
+        self.ranks = max(1, request.processes)
+        self.checked = bool(request.checker)
+        roles = (REFERENCE, LEARNER) if self.checked else (LEARNER,)
+        self.sides = {(role, r): _Side(role, r) for role in roles for r in range(self.ranks)}
+        self.compared = [0] * self.ranks
+        self.pids: dict[str, int] = {}            # role -> forked process or torchrun pid
+        self.status: dict[str, int] = {}          # role -> wait status once it exited
+        self.procs: dict[str, subprocess.Popen[bytes]] = {}
+        self.tokens = {role: secrets.token_hex(16) for role in roles}
+        self.sel = selectors.DefaultSelector()
+        self.listener: socket.socket | None = None
 
-    # -- starting the learner's process --------------------------------------------------------
+    # -- starting the checked processes --------------------------------------------------------
 
-    def _spawn(self, sock_path: str, out_w: int) -> None:
-        if self.request.processes > 1:
-            env = dict(os.environ, TUTOR_REQUEST=self.request.to_json(), TUTOR_SOCKET=sock_path,
-                       TUTOR_TMPDIR=str(self.tmpdir), OMP_NUM_THREADS="1")
-            cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
-                   f"--nproc-per-node={self.request.processes}", "-m", "tutor.runner.subject"]
-            self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out_w, stderr=out_w,
-                                         env=env, cwd=self.tmpdir, start_new_session=True)
-            return
+    def _fork(self, role: str, out_fd: int) -> None:
+        parent, child = socket.socketpair()
+        role_dir = self.tmpdir / role
+        role_dir.mkdir(exist_ok=True)
         pid = os.fork()
-        if pid == 0:  # the learner's process
+        if pid == 0:
             try:
-                os.setpgid(0, 0)
-                _die_with_parent()
-                signal.signal(signal.SIGTERM, signal.SIG_DFL)
-                signal.signal(signal.SIGINT, signal.SIG_DFL)
-                devnull = os.open(os.devnull, os.O_RDONLY)
-                os.dup2(devnull, 0)
-                os.dup2(out_w, 1)
-                os.dup2(out_w, 2)
-                if self.request.device == "cpu":
-                    limit_memory(self.request.memory_limit_mb)
-                prepare_environment(self.request, self.tmpdir)
-                run_subject(self.request, sock_path, self.tmpdir)
+                parent.close()
+                os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+                os.dup2(out_fd, 1)
+                os.dup2(out_fd, 2)
+                start_child(self.request, child, role_dir, role)
             finally:
                 os._exit(70)
-        self.pid = pid
+        child.close()
+        self.pids[role] = pid
+        self._attach(self.sides[(role, 0)], parent)
+
+    def _attach(self, side: _Side, sock: socket.socket) -> None:
+        sock.setblocking(False)
+        side.sock = sock
+        self.sel.register(sock, selectors.EVENT_READ, side)
+
+    def _torchrun(self, role: str, out_fd: int) -> None:
+        if self.listener is None:
+            ctl = self.tmpdir / ".ctl"
+            ctl.mkdir(mode=0o700)
+            self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self.listener.bind(str(ctl / "judge.sock"))
+            self.listener.listen(16)
+            self.listener.setblocking(False)
+            self.sel.register(self.listener, selectors.EVENT_READ, "accept")
+        env = dict(os.environ, TUTOR_REQUEST=self.request.to_json(),
+                   TUTOR_SOCKET=str(self.tmpdir / ".ctl" / "judge.sock"), TUTOR_TOKEN=self.tokens[role],
+                   TUTOR_ROLE=role, TUTOR_TMPDIR=str(self.tmpdir), OMP_NUM_THREADS="1")
+        cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
+               f"--nproc-per-node={self.ranks}", "-m", "tutor.runner.subject"]
+        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out_fd, stderr=out_fd,
+                                env=env, cwd=self.tmpdir, start_new_session=True,
+                                preexec_fn=sandbox.die_with_parent)
+        self.procs[role] = proc
+        self.pids[role] = proc.pid
+
+    def _spawn(self, out_w: int) -> None:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            if self.ranks == 1:
+                if self.checked:
+                    self._fork(REFERENCE, devnull)
+                self._fork(LEARNER, out_w)
+                return
+            if self.checked:
+                # Every reference rank connects before any learner process exists: a learner
+                # rank can then never pose as one.
+                self._torchrun(REFERENCE, devnull)
+                self._wait_for(REFERENCE)
+            self._torchrun(LEARNER, out_w)
+        finally:
+            os.close(devnull)
+
+    def _wait_for(self, role: str) -> None:
+        while not all(self.sides[(role, r)].sock is not None for r in range(self.ranks)):
+            self._check_deadline()
+            for key, _ in self.sel.select(timeout=0.05):
+                if key.data == "accept":
+                    self._accept()
+                elif isinstance(key.data, _Side):
+                    self._read(key.data)
+            self._reap()
+            if role in self.status:
+                raise self._ref_broken("its processes exited before connecting")
+
+    def _accept(self) -> None:
+        assert self.listener is not None
+        try:
+            sock, _ = self.listener.accept()
+        except BlockingIOError:
+            return
+        sock.settimeout(2.0)
+        try:
+            reader = wire.Reader(max_frame=4096)
+            hello: list[Any] = []
+            while not hello:
+                chunk = sock.recv(4096)
+                if not chunk:
+                    raise ConnectionError
+                hello = reader.feed(chunk)
+            kind, token, rank = hello[0]
+        except (OSError, ValueError, TypeError, wire.WireError, ConnectionError):
+            sock.close()
+            return
+        role = next((r for r, t in self.tokens.items() if secrets.compare_digest(str(token), t)), None)
+        side = self.sides.get((role, rank)) if role and kind == "hello" and isinstance(rank, int) else None
+        if side is None or side.sock is not None:
+            sock.close()
+            if side is not None:
+                raise _Outcome(FAILED, f"rank {rank} opened a second connection to the judge; "
+                                       "the check cannot trust this run")
+            return
+        side.reader.feed(reader.buf)  # anything sent right after the hello
+        self._attach(side, sock)
 
     def _kill(self) -> None:
-        for pgid in (self.pid, self.proc.pid if self.proc else None):
-            if pgid:
-                try:
-                    os.killpg(pgid, signal.SIGKILL)
-                except (ProcessLookupError, PermissionError):
-                    pass
+        sandbox.kill_descendants()
 
-    def _reap(self) -> bool:
-        """True once the learner's process has exited (its status kept in exit_status)."""
-        if self.exit_status is not None:
-            return True
-        if self.proc is not None:
-            code = self.proc.poll()
-            if code is not None:
-                self.exit_status = code
-        elif self.pid is not None:
-            pid, status = os.waitpid(self.pid, os.WNOHANG)
-            if pid:
-                self.exit_status = status
-        return self.exit_status is not None
+    def _reap(self) -> None:
+        for role, pid in self.pids.items():
+            if role in self.status:
+                continue
+            proc = self.procs.get(role)
+            if proc is not None:
+                code = proc.poll()
+                if code is not None:
+                    self.status[role] = code
+                continue
+            try:
+                done, status = os.waitpid(pid, os.WNOHANG)
+            except ChildProcessError:
+                self.status[role] = 0
+                continue
+            if done:
+                self.status[role] = status
+        # Orphans re-parented to us (a learner's double fork): collect their exit, never block.
+        sandbox.reap_all(spare=set(self.pids.values()))
 
     # -- the loop ------------------------------------------------------------------------------
 
     def run(self) -> Verdict:
-        sock_path = str(self.tmpdir / "channel.sock")
-        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        listener.bind(sock_path)
-        listener.listen(8)
         out_r, out_w = os.pipe()
         try:
-            self._spawn(sock_path, out_w)
-            os.close(out_w)
-            outcome = self._loop(listener, out_r)
+            try:
+                self._spawn(out_w)
+                os.close(out_w)
+                out_w = -1
+                outcome = self._loop(out_r)
+            finally:
+                if out_w >= 0:
+                    os.close(out_w)
         except _Outcome as o:
             outcome = o
         finally:
             self._kill()
             self._drain(out_r)
             os.close(out_r)
-            listener.close()
-            if self.pid is not None and self.exit_status is None:
-                try:
-                    os.waitpid(self.pid, 0)
-                except ChildProcessError:
-                    pass
-            if self.proc is not None:
-                self.proc.wait()
-            shutil.rmtree(self.tmpdir, ignore_errors=True)
+            for side in self.sides.values():
+                if side.sock is not None:
+                    side.sock.close()
+            if self.listener is not None:
+                self.listener.close()
         text = _NOISE.sub("", bytes(self.output).decode("utf-8", errors="replace"))
         return Verdict(status=outcome.status, reason=outcome.reason, details=outcome.details,
                        figures=self.figures, output=text,
@@ -157,61 +247,281 @@ class Supervisor:
                        duration_s=time.monotonic() - self.start, seed=self.request.seed)
 
     def _drain(self, fd: int) -> None:
+        """Everything still in the output pipe (every writer is dead by now)."""
         os.set_blocking(fd, False)
-        try:
-            while chunk := os.read(fd, 65536):
-                self._take_output(chunk)
-        except (BlockingIOError, OSError):
-            pass
+        end = time.monotonic() + 1.0
+        while time.monotonic() < end:
+            try:
+                chunk = os.read(fd, 65536)
+            except BlockingIOError:
+                time.sleep(0.005)
+                if not sandbox.children():
+                    try:
+                        chunk = os.read(fd, 65536)
+                    except BlockingIOError:
+                        return
+                else:
+                    continue
+            except OSError:
+                return
+            if not chunk:
+                return
+            self._take_output(chunk)
 
-    def _loop(self, listener: socket.socket, out_r: int) -> _Outcome:
-        sel = selectors.DefaultSelector()
-        sel.register(listener, selectors.EVENT_READ, "accept")
-        sel.register(out_r, selectors.EVENT_READ, "output")
-        deadline = self.start + self.request.timeout
-        conns: list[_Conn] = []
+    def _check_deadline(self) -> None:
+        if time.monotonic() - self.start > self.request.timeout:
+            learner_done = all(self.sides[(LEARNER, r)].end for r in range(self.ranks))
+            if learner_done and self.checked:
+                raise _Outcome(TIMEOUT, f"the reference run did not finish within {self.request.timeout:g} s "
+                                        "(the machine may be very busy); try again")
+            raise _Outcome(TIMEOUT, f"your code did not finish within {self.request.timeout:g} s "
+                                    "(an endless loop, or far too slow); it was stopped")
+
+    def _loop(self, out_r: int) -> _Outcome:
+        self.sel.register(out_r, selectors.EVENT_READ, "output")
         exited_at: float | None = None
         while True:
-            now = time.monotonic()
-            if now > deadline:
-                raise _Outcome(TIMEOUT, f"your code did not finish within {self.request.timeout:g} s "
-                                        "(an endless loop, or far too slow); it was stopped")
-            for key, _ in sel.select(timeout=0.05):
+            self._check_deadline()
+            self._throttle()
+            for key, _ in self.sel.select(timeout=0.05):
                 if key.data == "accept":
-                    s, _ = listener.accept()
-                    conn = _Conn(s)
-                    conns.append(conn)
-                    sel.register(s, selectors.EVENT_READ, conn)
+                    self._accept()
                 elif key.data == "output":
                     chunk = os.read(out_r, 65536)
                     if chunk:
                         self._take_output(chunk)
                     else:
-                        sel.unregister(out_r)
+                        self.sel.unregister(out_r)
                 else:
-                    self._read(key.data, sel)
-            if self.ranks_done >= self.expected_ranks:
-                return _Outcome(PASSED, "all checks passed" if self.request.checker
-                                else "the program ran to the end")
-            if self._reap():
-                # Let the last messages arrive before deciding.
+                    self._read(key.data)
+            self._reap()
+            self._answer_quiet()
+            outcome = self._decide()
+            if outcome is not None:
+                if outcome.status == PASSED and LEARNER not in self.status:
+                    # Let the learner's process finish writing its output (it exits right
+                    # after "done"); stop it if it lingers.
+                    exited_at = exited_at or time.monotonic()
+                    if time.monotonic() - exited_at < 1.0:
+                        continue
+                return outcome
+            now = time.monotonic()
+            if self.checked and REFERENCE in self.status and any(
+                    self.sides[(REFERENCE, r)].end is None and self.sides[(REFERENCE, r)].closed
+                    or self.sides[(REFERENCE, r)].sock is None for r in range(self.ranks)):
+                raise self._ref_broken(self._describe_status(REFERENCE))
+            if LEARNER in self.status:
                 exited_at = exited_at or now
-                settled = not any(isinstance(k.data, _Conn) for k in sel.get_map().values())
-                if settled or now - exited_at > 0.3:
-                    return self._exited()
+                open_socks = any(not s.closed and s.sock is not None for s in self.sides.values()
+                                 if s.role == LEARNER)
+                if open_socks and now - exited_at < 0.5:
+                    continue  # the last messages are still arriving
+                # Results the learner sent before it ended are judged first: wait for the
+                # reference run to produce their pairs (the deadline still applies).
+                waiting = self.checked and any(
+                    (self.compared[r] < len(self.sides[(LEARNER, r)].obs)
+                     or self.sides[(LEARNER, r)].end is not None)
+                    and self.sides[(REFERENCE, r)].end is None for r in range(self.ranks))
+                if waiting:
+                    continue
+                return self._exited()
+
+    def _throttle(self) -> None:
+        """Stop reading a side that is far ahead of its pair, so the judge's memory stays bounded."""
+        for side in self.sides.values():
+            if side.sock is None or side.closed:
+                continue
+            ahead = len(side.obs) - self.compared[side.rank] > _BACKLOG
+            registered = side.sock in {k.fileobj for k in self.sel.get_map().values()}
+            if ahead and registered:
+                self.sel.unregister(side.sock)
+            elif not ahead and not registered:
+                self.sel.register(side.sock, selectors.EVENT_READ, side)
+
+    def _answer_quiet(self) -> None:
+        ref_over = not self.checked or REFERENCE in self.status or all(
+            self.sides[(REFERENCE, r)].end for r in range(self.ranks))
+        if not ref_over:
+            return
+        for side in self.sides.values():
+            if side.wants_quiet and side.sock is not None:
+                side.wants_quiet = False
+                try:
+                    side.sock.send(b"q")
+                except OSError:
+                    pass
+
+    def _read(self, side: _Side) -> None:
+        assert side.sock is not None
+        try:
+            chunk = side.sock.recv(1 << 20)
+        except BlockingIOError:
+            return
+        except OSError:
+            chunk = b""
+        if not chunk:
+            self.sel.unregister(side.sock)
+            side.closed = True
+            return
+        try:
+            messages = side.reader.feed(chunk)
+        except wire.WireError as exc:
+            if side.role == REFERENCE:
+                raise self._ref_broken(str(exc))
+            raise _Outcome(FAILED, self._prefix(side) + f"the check received a message it cannot read: {exc}")
+        for msg in messages:
+            self._handle(side, msg)
+
+    def _prefix(self, side: _Side) -> str:
+        return f"rank {side.rank}: " if self.ranks > 1 else ""
+
+    def _handle(self, side: _Side, msg: Any) -> None:
+        if not isinstance(msg, tuple) or not msg or not isinstance(msg[0], str):
+            raise _Outcome(FAILED, self._prefix(side) + "the check received a malformed message")
+        kind = msg[0]
+        if side.end is not None:
+            if side.role == REFERENCE:
+                raise self._ref_broken("it sent a message after it ended")
+            raise _Outcome(FAILED, self._prefix(side) + "your process reported again after the check "
+                                                        "had ended; the check cannot trust this run")
+        if kind == "obs" and len(msg) == 5:
+            side.obs.append(msg)
+        elif kind == "phase" and side.role == LEARNER and len(msg) == 3:
+            if side.rank == 0 and isinstance(msg[1], str):
+                self.emit(Event("phase", msg[1][:200], self._elapsed(),
+                                msg[2] if isinstance(msg[2], dict) else {}))
+        elif kind == "figure" and side.role == LEARNER and len(msg) == 3:
+            if side.rank == 0 and isinstance(msg[1], str):
+                self.figures[msg[1]] = msg[2]
+                self.emit(Event("figure", msg[1], self._elapsed(), {"value": msg[2]}))
+        elif kind == "quiet?":
+            side.wants_quiet = True
+        elif kind in ("done", "failed", "error", "exit"):
+            side.end = msg
+        else:
+            raise _Outcome(FAILED, self._prefix(side) + f"the check received an unknown message {kind!r}")
+
+    # -- judging -------------------------------------------------------------------------------
+
+    def _decide(self) -> _Outcome | None:
+        """The verdict, once the two runs say enough to reach one; None while waiting."""
+        if not self.checked:
+            side = self.sides[(LEARNER, 0)]
+            if side.end is not None:
+                if side.end[0] == "exit" and len(side.end) > 1 and side.end[1] in (0, None):
+                    return _Outcome(PASSED, "the program ran to the end")
+                return self._learner_end(side) or _Outcome(PASSED, "the program ran to the end")
+            return None
+        passed = 0
+        for r in range(self.ranks):
+            ref, mine = self.sides[(REFERENCE, r)], self.sides[(LEARNER, r)]
+            if ref.end is not None and ref.end[0] != "done":
+                raise self._ref_broken(self._describe_end(ref.end))
+            while self.compared[r] < min(len(ref.obs), len(mine.obs)):
+                i = self.compared[r]
+                failure = self._compare(ref.obs[i], mine.obs[i])
+                self.compared[r] += 1
+                if failure:
+                    return _Outcome(FAILED, self._prefix(mine) + failure[0], failure[1])
+            if mine.end is None:
+                continue
+            made = len(mine.obs)
+            if mine.end[0] != "done":
+                if self.compared[r] == made:  # everything before it matched
+                    return self._learner_end(mine)
+                if ref.end is not None:  # the reference made fewer observations
+                    return self._learner_end(mine)
+                continue
+            if ref.end is None:
+                if len(ref.obs) > made:
+                    return self._ended_early(mine, made)
+                continue
+            if len(ref.obs) != made:
+                if len(ref.obs) > made:
+                    return self._ended_early(mine, made)
+                return _Outcome(FAILED, self._prefix(mine) + f"your run reported {made} results where the "
+                                        f"check makes {len(ref.obs)}; the check cannot trust this run")
+            if self.compared[r] == made:
+                passed += 1
+        if passed == self.ranks:
+            return _Outcome(PASSED, "all checks passed")
+        return None
+
+    def _ended_early(self, side: _Side, made: int) -> _Outcome:
+        return _Outcome(FAILED, self._prefix(side) + f"your run said it was done after {made} of the "
+                                                     "check's results; the check cannot trust this run")
+
+    def _compare(self, ref: tuple[Any, ...], mine: tuple[Any, ...]) -> judging.Failure | None:
+        _, kind, name, expected, options = ref
+        _, my_kind, my_name, actual, _ = mine
+        if my_kind != kind or (kind != "true" and my_name != name):
+            return (f"the check took a different path with your code: it expected to check "
+                    f"`{name}` next, your run checked `{my_name}`", [])
+        if kind == "true":
+            return None if actual is True else (str(my_name), [])
+        if kind in ("close_here", "equal_here"):
+            if not (isinstance(actual, tuple) and len(actual) == 2):
+                return (f"{name}: the check received a malformed result", [])
+            return judging.judge(kind.removesuffix("_here"), str(name), actual[0], actual[1],
+                                 options if isinstance(options, dict) else {})
+        return judging.judge(kind, str(name), actual, expected, options if isinstance(options, dict) else {})
+
+    def _learner_end(self, side: _Side) -> _Outcome | None:
+        end = side.end or ("done",)
+        kind, args = end[0], end[1:]
+        p = self._prefix(side)
+        if kind == "failed":
+            return _Outcome(FAILED, p + str(args[0]), [str(d) for d in _as_list(args[1] if len(args) > 1 else [])])
+        if kind == "error":
+            return _Outcome(ERROR, p + str(args[0]), [str(d) for d in _as_list(args[1] if len(args) > 1 else [])])
+        if kind == "exit":
+            return _Outcome(ERROR, p + f"your code called sys.exit({args[0]!r}) before the check finished")
+        return None
+
+    @staticmethod
+    def _describe_end(end: tuple[Any, ...]) -> str:
+        if end[0] in ("failed", "error") and len(end) > 1:
+            return str(end[1])
+        if end[0] == "exit":
+            return f"it called sys.exit({end[1]!r})"
+        return "it ended unexpectedly"
+
+    def _ref_broken(self, why: str) -> _Outcome:
+        return _Outcome(ERROR, "the reference run of this check failed, which is a bug in the course, "
+                               f"not in your code: {why}")
 
     def _exited(self) -> _Outcome:
-        status = self.exit_status or 0
-        if self.proc is not None:  # torchrun: a rank failed without reporting
-            return _Outcome(ERROR, f"a process of the distributed run failed (torchrun exit code {status}); "
-                                   "see the output below")
+        """The learner's run ended without a verdict from its messages."""
+        for r in range(self.ranks):
+            side = self.sides[(LEARNER, r)]
+            if side.end is not None and side.end[0] != "done":
+                return self._learner_end(side) or _Outcome(ERROR, "your run ended before the check finished")
+        if all(self.sides[(LEARNER, r)].end is not None for r in range(self.ranks)):
+            return _Outcome(ERROR, "your run ended before the check finished")
+        return _Outcome(*self._exit_reason())
+
+    def _describe_status(self, role: str) -> str:
+        status = self.status.get(role, 0)
+        if role in self.procs:
+            return f"torchrun exit code {status}"
+        if os.WIFSIGNALED(status):
+            return f"killed by signal {os.WTERMSIG(status)}"
+        return f"exit code {os.WEXITSTATUS(status)}"
+
+    def _exit_reason(self) -> tuple[str, str]:
+        status = self.status.get(LEARNER, 0)
+        if LEARNER in self.procs:  # torchrun: a rank failed without reporting
+            return (ERROR, f"a process of the distributed run failed (torchrun exit code {status}); "
+                           "see the output below")
         if os.WIFSIGNALED(status):
             sig = os.WTERMSIG(status)
             name = _SIGNAL_NAMES.get(sig, signal.Signals(sig).name if sig in signal.Signals._value2member_map_
                                      else f"signal {sig}")
-            return _Outcome(CRASHED, f"your code crashed the process with {name}")
+            return (CRASHED, f"your code crashed the process with {name}")
         code = os.WEXITSTATUS(status)
-        return _Outcome(ERROR, f"your program exited (exit code {code}) before the check finished")
+        if not self.checked:
+            return (ERROR, f"your program exited with exit code {code}")
+        return (ERROR, f"your program exited (exit code {code}) before the check finished")
 
     def _take_output(self, chunk: bytes) -> None:
         self.output_total += len(chunk)
@@ -224,56 +534,10 @@ class Supervisor:
     def _elapsed(self) -> float:
         return time.monotonic() - self.start
 
-    def _read(self, conn: _Conn, sel: selectors.BaseSelector) -> None:
-        try:
-            chunk = conn.sock.recv(1 << 20)
-        except ConnectionError:
-            chunk = b""
-        if not chunk:
-            sel.unregister(conn.sock)
-            conn.sock.close()
-            return
-        conn.buf += chunk
-        while len(conn.buf) >= _HEADER.size:
-            (n,) = _HEADER.unpack_from(conn.buf)
-            if len(conn.buf) < _HEADER.size + n:
-                break
-            data = bytes(conn.buf[_HEADER.size:_HEADER.size + n])
-            del conn.buf[:_HEADER.size + n]
-            self._handle(conn, pickle.loads(data))
 
-    def _prefix(self, conn: _Conn) -> str:
-        return f"rank {conn.rank}: " if self.expected_ranks > 1 else ""
-
-    def _handle(self, conn: _Conn, msg: tuple[Any, ...]) -> None:
-        kind = msg[0]
-        if kind == "hello":
-            conn.rank = msg[1]
-        elif kind == "phase":
-            if conn.rank == 0:
-                self.emit(Event("phase", msg[1], self._elapsed(), msg[2]))
-        elif kind == "figure":
-            if conn.rank == 0:
-                self.figures[msg[1]] = msg[2]
-                self.emit(Event("figure", msg[1], self._elapsed(), {"value": msg[2]}))
-        elif kind == "expect":
-            _, what, name, actual, expected, options = msg
-            failure = judging.judge(what, name, actual, expected, options)
-            if failure:
-                conn.sock.sendall(b"-")
-                raise _Outcome(FAILED, self._prefix(conn) + failure[0], failure[1])
-            conn.sock.sendall(b"+")
-        elif kind == "failed":
-            raise _Outcome(FAILED, self._prefix(conn) + msg[1], list(msg[2]))
-        elif kind == "error":
-            raise _Outcome(ERROR, self._prefix(conn) + msg[1], list(msg[2]))
-        elif kind == "exit":
-            raise _Outcome(ERROR, self._prefix(conn) + f"your code called sys.exit({msg[1]!r}) "
-                                                       "before the check finished")
-        elif kind == "done":
-            conn.done = True
-            self.ranks_done += 1
+def _as_list(value: Any) -> list[Any]:
+    return list(value) if isinstance(value, (list, tuple)) else [value]
 
 
-def supervise(request: RunRequest, emit: Emit) -> Verdict:
-    return Supervisor(request, emit).run()
+def supervise(request: RunRequest, emit: Emit, tmpdir: Path) -> Verdict:
+    return Supervisor(request, emit, tmpdir).run()
