@@ -272,10 +272,10 @@ def test_no_import_circle_inside_tutor_ui() -> None:
         visit(mod, [mod])
 
 
-def test_cli_hint_and_reset_default_to_the_current_exercise(home: Path) -> None:
+def test_cli_hint_and_reset_default_to_the_current_exercise(home: Path, course_root: Path) -> None:
     Progress(home).set_position(2, "sigmoid")
-    env = {**os.environ, "TUTOR_HOME": str(home), "PYTHONPATH": str(REPO)}
-    env.pop("TUTOR_COURSE", None)
+    env = {**os.environ, "TUTOR_HOME": str(home), "PYTHONPATH": str(REPO),
+           "TUTOR_COURSE": str(course_root)}
     hint = subprocess.run([sys.executable, "-m", "tutor", "hint"], capture_output=True, text=True,
                           env=env, cwd=REPO, timeout=120)
     assert hint.returncode == 0, hint.stderr

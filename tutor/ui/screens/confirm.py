@@ -29,7 +29,9 @@ class ConfirmScreen(ModalScreen[bool]):
                 yield Button(f"{self.no} (n)", id="no")
 
     def on_mount(self) -> None:
-        self.query_one("#no", Button).focus()  # the safe answer is the default
+        # The safe answer is the default. (Absent when the app is closing as this opens.)
+        for button in self.query("#no").results(Button):
+            button.focus()
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()

@@ -49,7 +49,7 @@ EDITOR_KEYS = [
 
 
 _NAMES = {"ctrl": "Ctrl", "alt": "Alt", "shift": "Shift", "tab": "Tab", "escape": "Esc",
-          "left": "←", "right": "→", "enter": "Enter"}
+          "left": "←", "right": "→", "up": "↑", "down": "↓", "enter": "Enter"}
 
 
 def key_label(binding: Binding) -> str:
@@ -86,15 +86,16 @@ class HelpScreen(ModalScreen[None]):
         editor.add_column()
         for keys, what in EDITOR_KEYS:
             editor.add_row(keys, what)
+        # The icons first (short, and what a newcomer asks first), then keys, then the notes.
         body = Group(
+            Text("Step icons", style="bold"), legend, Text(""),
             bindings_table(self.bindings_list), Text(""),
             *[Text("• " + n) for n in NOTES], Text(""),
             Text("Type-along", style="bold"), *[Text("• " + n) for n in TYPEALONG_HELP], Text(""),
-            Text("Editor keys", style="bold"), editor, Text(""),
-            Text("Step icons", style="bold"), legend,
+            Text("Editor keys", style="bold"), editor,
         )
         with Vertical(classes="dialog", id="help-dialog"):
-            yield Static("Keys  (Esc or F1 closes)", classes="dialog-title")
+            yield Static("Help  (↑/↓ and PgUp/PgDn scroll; Esc or F1 closes)", classes="dialog-title")
             with VerticalScroll(id="help-scroll"):
                 yield Static(body, id="help-body")
 

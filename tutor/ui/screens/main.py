@@ -246,6 +246,8 @@ class MainScreen(Screen[None]):
         for panel, cap in ((hints, hint_cap), (results, result_cap)):
             if panel.styles.max_height is None or panel.styles.max_height.value != cap:
                 panel.styles.max_height = cap
+        # The newest hint is at the end: keep it in view when the panel shrinks.
+        self.call_after_refresh(hints.scroll_end, animate=False)
         if self._kind() == "exercise":
             self.call_after_refresh(self._cursor_into_view)
 
@@ -647,8 +649,7 @@ class MainScreen(Screen[None]):
         hint = "Ctrl+O picks the next chapter." if last else "Ctrl+N: next step."
         self.query_one(ResultsPanel).show_verdict(verdict, ex.title, hint if verdict.passed else "")
         self._opened("results")
-        if verdict.passed:
-            self.notify(f"✔ {ex.title} passed. {hint}", title="Well done!", timeout=6)
+        # No toast: the results banner already says it, and a toast would cover the panel.
 
     # -- hints and the solution -----------------------------------------------------------------
 

@@ -52,16 +52,13 @@ class HintPanel(VerticalScroll):
             newest = i == revealed
             parts.append(Text(f"Hint {i}/{len(hints)}", style="bold" if newest else "dim bold"))
             parts.append(RichMarkdown(hint, style="" if newest else "dim"))
-        if revealed >= len(hints):
-            more = "No more hints: Tab again offers the reference solution (F9)."
-        else:
-            more = "Tab on an empty line gives the next hint."
         if code_suggestion(hints[revealed - 1]):
-            more += " Its code shows dim on the line where you asked: Tab there inserts it."
-        more += " Esc closes this panel."
-        parts.append(Text(more, style="italic dim"))
+            parts.append(Text("Its code shows dim on the line where you pressed Tab: Tab there "
+                              "inserts it.", style="italic dim"))
         self.query_one("#hints-text", Static).update(Group(*parts))
         self.add_class("-visible")
         self.remove_class("-closed")
-        self.border_title = f"Hints {revealed}/{len(hints)}"
+        # What the keys do goes in the title line, so the newest hint keeps the panel's rows.
+        more = "F9: solution" if revealed >= len(hints) else "Tab: next"
+        self.border_title = f"Hints {revealed}/{len(hints)} · {more} · Esc: close"
         self.scroll_end(animate=False)

@@ -28,7 +28,7 @@ def step_prompt(number: int, step: Step, status: str, current: bool, width: int 
     text = Text.assemble(marker, " ", (icon(status), _COLOURS.get(status, "")), f" {number:>2}. ")
     indent = " " * text.cell_len
     room = max(8, width - text.cell_len)
-    lines = textwrap.wrap(step.title, room) or [""]
+    lines = textwrap.wrap(step.title, room, break_long_words=False) or [""]
     text.append(lines[0], style="bold" if current else "")
     for line in lines[1:]:
         text.append("\n" + indent + line, style="bold" if current else "")
@@ -52,9 +52,9 @@ class StepNavigator(OptionList):
         """Cells for an entry: the widget's width (or its CSS width before the first layout)
         less the border and the scrollbar."""
         if self.size.width:
-            return self.size.width - 4
+            return self.scrollable_content_region.width - 2
         width = self.styles.width
-        return int(width.value) - 4 if width is not None and width.unit == Unit.CELLS else 28
+        return int(width.value) - 6 if width is not None and width.unit == Unit.CELLS else 26
 
     def on_resize(self) -> None:
         if self._shown is not None and self._text_width() != self._width:
