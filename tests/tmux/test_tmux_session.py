@@ -75,9 +75,9 @@ def test_type_hint_run_and_quit_in_a_real_terminal(tmp_path, course):
         pane.type("# typed in tmux")
         pane.send("Enter")
         pane.wait_for("# typed in tmux")
-        pane.send("End")  # Tab in leading whitespace indents; elsewhere it asks for a hint
+        pane.send("End")  # Tab at the end of a line of code asks for a hint
         pane.send("Tab")
-        pane.wait_for("indentation) for the next", timeout=20)
+        pane.wait_for("Hints 1/", timeout=20)
         pane.send("C-r")
         screen = pane.wait_for("PASS", timeout=120)
         assert "FAIL" not in screen
@@ -88,6 +88,65 @@ def test_type_hint_run_and_quit_in_a_real_terminal(tmp_path, course):
             time.sleep(0.2)
         assert "# typed in tmux" in ws.read(exercise)
         assert Progress(home).exercise("sigmoid").status == "passed"
+        assert Progress(home).exercise("sigmoid").hints_used == 1
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+
+
+@pytest.mark.skipif(TMUX is None, reason="tmux is not installed (CI installs it)")
+def test_reading_step_then_exercise_at_80x24(tmp_path, course):
+    """The smallest supported terminal: a reading step, then an exercise, as a learner sees them."""
+    from tutor.progress import Progress
+    from tutor.workspace import Workspace
+
+    home = tmp_path / "home"
+    exercise = course.exercise("sigmoid")
+    chapter = course.chapter_of(exercise)
+    Progress(home).set_position(chapter.number, chapter.steps[0].id)
+    assert type(chapter.steps[0]).__name__ == "ReadStep"
+    session = f"tutor-{uuid.uuid4().hex[:8]}"
+    cmd = f"env -u COLUMNS -u LINES TUTOR_HOME={home} {tutor_command()} start chapter {chapter.number}"
+    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "80", "-y", "24", cmd], check=True)
+    pane = Pane(session)
+    try:
+        pane.wait_for(f"Step 1/{len(chapter.steps)}", timeout=60)
+        time.sleep(1)  # the first paint is complete
+        screen = pane.wait_for("Quit")
+        footer = screen.rstrip("\n").splitlines()[-1]
+        for key in ("Next", "Help", "Quit"):  # the footer fits: Help and Quit are visible
+            assert key in footer, footer
+        assert "Check" not in footer and "Solution" not in footer  # nothing to check here
+        assert chapter.steps[0].title.split()[0] in screen  # the navigator lists the steps
+        title = exercise.title
+        target = chapter.steps.index(exercise)
+        for n in range(2, target + 2):  # to the exercise, step by step, as a learner would
+            pane.send("C-n")
+            pane.wait_for(f"Step {n}/{len(chapter.steps)}", timeout=20)
+        pane.wait_for("id: sigmoid", timeout=20)
+        time.sleep(1)
+        screen = pane.screen()
+        footer = screen.rstrip("\n").splitlines()[-1]
+        for key in ("Hint", "Check", "Help", "Quit"):
+            assert key in footer, footer
+        assert title.split()[0] in screen
+        # Esc (a vim reflex) keeps the editor: the typing still lands in the code.
+        pane.send("Escape")
+        pane.type("# after esc")
+        pane.send("Enter")
+        pane.wait_for("# after esc")
+        pane.send("Enter", "Up")  # an empty line: where a stuck learner's cursor sits
+        pane.send("Tab")
+        screen = pane.wait_for("Hints 1/", timeout=20)
+        assert "# after esc" in screen  # the line being edited stays in view
+        pane.send("C-r")  # the untouched stub fails, with its reason in the results
+        screen = pane.wait_for("NotImplementedError", timeout=180)
+        assert "Results" in screen and footer in screen
+        pane.send("C-q")
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and subprocess.run(
+                ["tmux", "has-session", "-t", session], capture_output=True).returncode == 0:
+            time.sleep(0.2)
+        assert Workspace(home).read(exercise).startswith("# after esc\n")
         assert Progress(home).exercise("sigmoid").hints_used == 1
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
