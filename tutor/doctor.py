@@ -1,4 +1,5 @@
-"""`tutor doctor`: what this machine has, and which chapters and exercises can run on it."""
+"""`tutor doctor`: what this machine has, which chapters and exercises can run on it, and for
+each missing prerequisite the command or step that fixes it."""
 
 from __future__ import annotations
 
@@ -7,10 +8,12 @@ import platform
 import shutil
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from tutor.course import load_course
 
@@ -55,6 +58,38 @@ def _ninja_from_pip() -> str | None:
         return None
 
 
+CPU_INDEX = "https://download.pytorch.org/whl/cpu"
+
+
+def python_headers() -> Path | None:
+    """Python.h, which C++ extensions (chapter 3) compile against; None when missing."""
+    include = sysconfig.get_paths().get("include")
+    header = Path(include) / "Python.h" if include else None
+    return header if header is not None and header.exists() else None
+
+
+def fix_for(what: str) -> str:
+    """How to get `what` on this platform: one line a learner can act on."""
+    linux = sys.platform.startswith("linux")
+    mac = sys.platform == "darwin"
+    py = f"{sys.version_info.major}.{sys.version_info.minor}"
+    fixes = {
+        "torch": (f"pip install torch --index-url {CPU_INDEX}  (the small CPU-only build; for a "
+                  "GPU, the CUDA command from pytorch.org's Get started page)"),
+        "cxx": ("sudo apt install build-essential  (Fedora: sudo dnf install gcc-c++)" if linux
+                else "xcode-select --install" if mac
+                else "install the Visual Studio Build Tools (C++ workload)"),
+        "headers": (f"sudo apt install python{py}-dev  (Fedora: sudo dnf install python3-devel)"
+                    if linux else "xcode-select --install" if mac
+                    else "reinstall Python with its development files"),
+        "ninja": "pip install ninja",
+        "nvcc": "install the CUDA toolkit matching your torch build (only the CUDA kernel exercise needs it)",
+        "pytorch_lightning": "pip install pytorch-lightning",
+        "bitsandbytes": "pip install bitsandbytes  (its 8-bit kernels need a CUDA GPU)",
+    }
+    return fixes[what]
+
+
 def doctor(console: Console, home: Path) -> int:
     info = probe()
     cxx = shutil.which("c++") or shutil.which("g++") or shutil.which("clang++")
@@ -64,20 +99,34 @@ def doctor(console: Console, home: Path) -> int:
     table.add_column("what")
     table.add_column("found")
 
-    def ok(flag: bool, text: str) -> str:
-        return f"[green]✓[/] {text}" if flag else f"[red]✗[/] {text}"
+    def ok(flag: bool, text: str, fix: str = "") -> Text:
+        """✓/✗, what was found, and (when missing) the fix. Plain Text: paths and error
+        messages may hold square brackets that markup would eat."""
+        line = Text.assemble(("✓ ", "green") if flag else ("✗ ", "red"), text)
+        if not flag and fix:
+            line.append(f"\n  fix: {fix}", style="yellow")
+        return line
 
     table.add_row("Python", ok(sys.version_info >= (3, 10), f"{platform.python_version()} ({sys.executable})"))
-    table.add_row("torch", ok("torch" in info, info.get("torch") or info.get("torch_error", "not importable")))
+    table.add_row("torch", ok("torch" in info, info.get("torch") or info.get("torch_error", "not importable"),
+                              fix_for("torch")))
     gpus = int(info.get("gpus", 0))
     table.add_row("CUDA", ok(bool(info.get("cuda")), f"{gpus} GPU(s) {', '.join(info.get('gpu_names', []))}"
                              if info.get("cuda") else f"not available (torch built for CUDA {info.get('cuda_build')})"
                              if info.get("cuda_build") else "not available (CPU build of torch)"))
-    table.add_row("C++ compiler", ok(bool(cxx), cxx or "not found (chapter 3 needs g++ or clang++)"))
-    table.add_row("ninja", ok(bool(ninja), ninja or "not found (load_inline builds with it: pip install ninja)"))
-    table.add_row("nvcc", ok(bool(nvcc), nvcc or "not found (only the CUDA kernel exercise needs it)"))
+    headers = python_headers()
+    table.add_row("C++ compiler", ok(bool(cxx), cxx or "not found (chapter 3 needs g++ or clang++)",
+                                     fix_for("cxx")))
+    table.add_row("Python headers", ok(headers is not None, str(headers) if headers else
+                                       "Python.h not found (chapter 3's extensions compile against it)",
+                                       fix_for("headers")))
+    table.add_row("ninja", ok(bool(ninja), ninja or "not found (load_inline builds with it)",
+                              fix_for("ninja")))
+    table.add_row("nvcc", ok(bool(nvcc), nvcc or "not found (only the CUDA kernel exercise needs it)",
+                             fix_for("nvcc") if info.get("cuda") else ""))
     for mod, label in (("pytorch_lightning", "Lightning"), ("bitsandbytes", "bitsandbytes")):
-        table.add_row(label, ok(mod in info, info.get(mod) or info.get(mod + "_error", "not importable")))
+        table.add_row(label, ok(mod in info, info.get(mod) or info.get(mod + "_error", "not importable"),
+                                fix_for(mod)))
     table.add_row("threads", str(info.get("threads", "?")))
     table.add_row("your files", str(home))
     console.print(table)
@@ -92,10 +141,11 @@ def doctor(console: Console, home: Path) -> int:
         n = 0
         for e in c.exercises:
             device, why = e.needs.device_here(gpus)
-            can = "torch" in info and device is not None and (c.number != 3 or (cxx and ninja))
+            can = "torch" in info and device is not None and (
+                c.number != 3 or bool(cxx and ninja and headers))
             n += bool(can)
             if not can:
-                missing.append(f"{e.id} ({why or 'needs a C++ toolchain with ninja'})")
+                missing.append(f"{e.id} ({why or 'needs a C++ compiler, Python headers and ninja'})")
         runnable.add_row(f"{c.number}. {c.title}", f"{n}/{len(c.exercises)}", ", ".join(missing) or "—")
     console.print(runnable)
     return 0 if "torch" in info else 1
