@@ -19,6 +19,7 @@ learner who deliberately rewrites those measurements fools only themselves.
 from __future__ import annotations
 
 import contextlib
+import math
 import time
 from pathlib import Path
 from types import ModuleType
