@@ -288,3 +288,26 @@ def test_cli_hint_and_reset_default_to_the_current_exercise(home: Path, course_r
                            env=env, cwd=REPO, timeout=120)
     assert reset.returncode == 0, reset.stderr
     assert "sigmoid" in reset.stdout and not ws.read_text().startswith("# mine")
+
+
+async def test_a_memory_timeline_is_drawn_under_its_figure(make_app) -> None:
+    """The results panel's hook for tutor/ui/widgets/memory_plot.py (another module's widget)."""
+    timeline = {"learner": [[0.0, 0], [0.1, 4 << 20], [0.2, 1 << 20]],
+                "reference": [[0.0, 0], [0.1, 2 << 20], [0.2, 1 << 20]]}
+    verdict = Verdict(status="passed", figures={"peak_memory": {
+        "learner_bytes": 4 << 20, "reference_bytes": 2 << 20,
+        "compares": "yours vs the reference solution", "timeline": timeline}})
+    app = make_app(step_id="sigmoid", runner=FakeRunner([verdict]))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("ctrl+r")
+        results = app.main.query_one(ResultsPanel)
+        await wait_for(pilot, lambda: results.verdict is not None)
+        await pilot.pause()
+        assert "4.0 MiB" in text_of(results.query_one("#results-body"))
+        plots = results.query("#results-plots > *")
+        try:
+            from tutor.ui.widgets.memory_plot import MemoryPlot
+        except ImportError:  # the plot widget is optional: the numbers are always there
+            assert len(plots) == 0
+        else:
+            assert len(plots) == 1 and isinstance(plots.first(), MemoryPlot)

@@ -63,7 +63,8 @@ async def test_passing_check_celebrates_and_updates_progress(make_app, home: Pat
         assert app.main.step.id == "recap"
 
 
-async def test_rerun_cancels_the_run_in_flight(make_app, home: Path) -> None:
+async def test_a_stale_verdict_is_ignored_after_a_rerun(make_app, home: Path) -> None:
+    """The UI side of a rerun (a fake runner); the real cancel is the slow test below."""
     runner = FakeRunner([PASSED], block_first=True)
     app = make_app(step_id="sigmoid", runner=runner)
     async with app.run_test(size=(120, 40)) as pilot:
@@ -108,3 +109,38 @@ async def test_real_runner_fails_the_stub_and_passes_the_solution(make_app, home
         assert "PASS" in text_of(results.query_one("#results-banner"))
         assert [r.status for r in Progress(home).runs("sigmoid")][:1] == ["passed"]
         assert Progress(home).exercise("sigmoid").status == "passed"
+
+
+@pytest.mark.slow
+async def test_rerun_really_cancels_the_run_in_flight(make_app, home: Path, tmp_path: Path) -> None:
+    """The real runner: a check stuck in the learner's code is cancelled by the second Ctrl+R,
+    whose run (of the fixed code) passes; the cancelled run is not recorded."""
+    from tutor import paths
+    from tutor.runner.client import Runner
+
+    verdicts: list[str] = []
+
+    class Recording(Runner):
+        def check(self, *a, **kw):
+            verdict = super().check(*a, **kw)
+            verdicts.append(verdict.status)
+            return verdict
+
+    runner = Recording(cache_dir=paths.cache_dir(home), device="cpu")
+    app = make_app(step_id="sigmoid", warm_runner=True, device="cpu", runner=runner)
+    async with app.run_test(size=(120, 40)) as pilot:
+        editor = app.main.query_one("#editor", CodeEditor)
+        editor.load_text("import time\ntime.sleep(120)\n" + SOLUTION)
+        await pilot.press("ctrl+r")
+        results = app.main.query_one(ResultsPanel)
+        # in flight: the runner is up and reports a phase of this run (stuck in our sleep)
+        await wait_for(pilot, lambda: results._phase != "starting the runner", timeout=240)
+        await pilot.pause(2)
+        editor.load_text(SOLUTION)
+        await pilot.press("ctrl+r")
+        await wait_for(pilot, lambda: results.verdict is not None, timeout=240)
+        assert results.verdict.status == "passed", results.verdict
+        await wait_for(pilot, lambda: len(verdicts) == 2, timeout=60)
+        assert verdicts == ["cancelled", "passed"]
+        assert [r.status for r in Progress(home).runs("sigmoid")] == ["passed"]
+

@@ -475,6 +475,13 @@ class MainScreen(Screen[None]):
         if self.exercise is None:
             return
         editor = self.query_one("#editor", CodeEditor)
+        if self.has_class("-zoom-guide"):  # the editor is hidden: Esc brings it back
+            if event.key == "escape":
+                event.stop()
+                self._set_state("zoom", "split")
+                self._apply_layout()
+                editor.focus()
+            return
         if (self.exercise is not None and event.is_printable and event.character
                 and self.focused is not editor and not editor.read_only and editor.display):
             event.stop()
