@@ -66,6 +66,7 @@ _REMEASURE_HALF_WIDTH = 0.03  # keep measuring while the 90% interval is wider t
 _NOISY_HALF_WIDTH = 0.05      # still wider than +-5% at the end: too noisy to call
 _OTHER_WORK_SHARE = 0.10      # other threads / blocked time above this share: not single-threaded
 _BOOTSTRAP = 300
+_ROUNDS = 30  # rounds to aim for when the budget alone gives fewer
 
 
 @dataclass
@@ -325,7 +326,10 @@ def _cpu(learner: Callable[[], Any], reference: Callable[[], Any], clocks: _Cloc
         second[1].append(y)
         return (x.per_call(clock) + y.per_call(clock)) * number
 
-    while len(a) < min_rounds or measured < budget_s:
+    # At least the budget; and at least _ROUNDS rounds while that costs under three budgets:
+    # with fewer, one disturbed round moves the trimmed mean (the bootstrap cannot see that).
+    while (len(a) < min_rounds or measured < budget_s
+           or (len(a) < _ROUNDS and measured < 3 * budget_s)):
         measured += one_round()
         if time.perf_counter() - wall_start > 20 * budget_s and len(a) >= min_rounds:
             break  # a machine this busy: stop and let the trust rule speak
