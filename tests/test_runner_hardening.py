@@ -191,6 +191,7 @@ def test_a_stopped_server_gives_a_verdict_and_the_next_check_works(tmp_path):
 def test_a_stopped_supervisor_gives_a_verdict_and_the_next_check_works(tmp_path):
     with Runner(device="cpu", grace_s=3) as r:
         src = "import os, signal\nos.kill(os.getppid(), signal.SIGSTOP)\ndef double(x):\n    return x / 2\n"
+        r.start()
         start = time.monotonic()
         v = check(r, tmp_path, src, timeout=4)
         assert time.monotonic() - start < 4 + 3 + 5
