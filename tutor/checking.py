@@ -27,6 +27,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 import torch
 
+from tutor.i18n import N_, _
 from tutor.runner.memory import Memory
 from tutor.runner.timing import Timing, median_iqr  # noqa: F401 - part of the checking API
 
@@ -149,10 +150,10 @@ class Context:
         i = int(torch.randint(len(options), (1,), generator=self.generator))
         return options[i]
 
-    def trials(self, n: int, label: str = "checking trial") -> Iterator[int]:
+    def trials(self, n: int, label: str = N_("checking trial")) -> Iterator[int]:
         """Yield 0..n-1, reporting `checking trial i/n` as the phase."""
         for i in range(n):
-            self.phase(f"{label} {i + 1}/{n}", step=i + 1, total=n)
+            self.phase(f"{_(label)} {i + 1}/{n}", step=i + 1, total=n)
             yield i
 
     # -- progress ------------------------------------------------------------------------------
@@ -186,8 +187,8 @@ class Context:
     def _observe(self, kind: str, name: str, actual: Any, expected: Any, options: dict[str, Any]) -> None:
         tampered = self.tampered()
         if tampered:
-            raise CheckFailed(f"your code replaced part of the checker ({tampered}); the check cannot "
-                              "trust this run")
+            raise CheckFailed(_("your code replaced part of the checker ({what}); the check cannot "
+                                "trust this run", what=tampered))
         if self._sends_expected:
             self.channel.expect(kind, name, None, _portable(expected), options)
         else:
@@ -220,7 +221,8 @@ class Context:
         # Devices are compared here: the values travel to the judge on the CPU.
         if check_device and isinstance(actual, torch.Tensor) and isinstance(expected, torch.Tensor):
             self.expect(actual.device.type == expected.device.type,
-                        f"{name}: output is on {actual.device.type}, expected {expected.device.type}")
+                        _("{name}: output is on {device}, expected {expected}", name=name,
+                          device=actual.device.type, expected=expected.device.type))
         options = {"atol": atol, "rtol": rtol, "check_dtype": check_dtype,
                    "check_device": check_device, "exact_type": exact_type}
         if within_run:
@@ -249,14 +251,14 @@ class Context:
         for key in expected:
             a, e = actual.get(key), expected[key]
             if e is None:
-                self.expect(a is None, f"`{key}` should get no gradient, but yours has one: it is "
-                                       "frozen or unused in the reference")
+                self.expect(a is None, _("`{key}` should get no gradient, but yours has one: it is "
+                                         "frozen or unused in the reference", key=key))
                 continue
-            self.expect(key in actual, f"gradient of `{key}` is missing from your result")
-            self.expect(a is not None, f"`{key}` got no gradient (its .grad is None): usually the "
-                                       "tensor was detached, replaced by a new tensor, or not used "
-                                       "in the forward pass")
-            self.expect_close(f"gradient of `{key}`", a, e, atol=atol, rtol=rtol)
+            self.expect(key in actual, _("gradient of `{key}` is missing from your result", key=key))
+            self.expect(a is not None, _("`{key}` got no gradient (its .grad is None): usually the "
+                                         "tensor was detached, replaced by a new tensor, or not used "
+                                         "in the forward pass", key=key))
+            self.expect_close(_("gradient of `{key}`", key=key), a, e, atol=atol, rtol=rtol)
 
     def expect_raises(self, name: str, fn: Callable[[], Any],
                       exceptions: type[BaseException] | tuple[type[BaseException], ...] = Exception,
@@ -266,11 +268,12 @@ class Context:
             fn()
         except exceptions as exc:
             if match is not None and match.lower() not in str(exc).lower():
-                self.expect(False, f"{name}: the error message should mention {match!r}, "
-                                   f"it says: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
+                self.expect(False, _("{name}: the error message should mention {match!r}, it says: {said}",
+                                     name=name, match=match,
+                                     said=str(exc).splitlines()[0] if str(exc) else type(exc).__name__))
             self.expect(True, name)
             return exc
-        self.expect(False, f"{name}: expected an error, but nothing was raised")
+        self.expect(False, _("{name}: expected an error, but nothing was raised", name=name))
         raise AssertionError("unreachable")  # pragma: no cover - the channel ends the run
 
     def no_mutation(self, fn: Callable[..., Any], *inputs: Any) -> Any:
@@ -282,7 +285,7 @@ class Context:
             if b is None:
                 continue
             changed = x._version != v or not torch.equal(x.detach(), b)
-            self.expect(not changed, f"your function changed its input #{i + 1} in place")
+            self.expect(not changed, _("your function changed its input #{number} in place", number=i + 1))
         return out
 
     def gradcheck(self, name: str, fn: Callable[..., Any], inputs: Sequence[torch.Tensor],
@@ -294,17 +297,18 @@ class Context:
         try:
             ok = _gradcheck(fn, inputs, raise_exception=True, **kw)
         except Exception as exc:  # gradcheck raises GradcheckError with the Jacobians
-            self.expect(False, f"gradcheck of {name} failed: {_first_line(exc)}")
+            self.expect(False, _("gradcheck of {name} failed: {why}", name=name, why=_first_line(exc)))
             return
-        self.expect(ok, f"gradcheck of {name} failed")
+        self.expect(ok, _("gradcheck of {name} failed", name=name))
         if second_order:
             self.phase(f"gradgradcheck: {name}")
             try:
                 ok = _gradgradcheck(fn, inputs, raise_exception=True, **kw)
             except Exception as exc:
-                self.expect(False, f"gradgradcheck (second derivatives) of {name} failed: {_first_line(exc)}")
+                self.expect(False, _("gradgradcheck (second derivatives) of {name} failed: {why}", name=name,
+                                     why=_first_line(exc)))
                 return
-            self.expect(ok, f"gradgradcheck (second derivatives) of {name} failed")
+            self.expect(ok, _("gradgradcheck (second derivatives) of {name} failed", name=name))
 
     # -- speed and memory ----------------------------------------------------------------------
 
@@ -321,7 +325,7 @@ class Context:
             # from the learner's run. Not a number, so no fact can be decided on it.
             return Timing(math.nan, math.nan, 0.0, 0.0, 0, 0, self.device.type)
         self.channel.quiet()
-        self.phase(f"timing {name}")
+        self.phase(_("timing {name}", name=name))
         result = timing.interleaved(learner, reference, device=self.device, budget_s=budget_s,
                                     min_rounds=min_rounds, warmup=warmup)
         self.figure(name, {**result.as_dict(), "compares": compares})
@@ -338,7 +342,7 @@ class Context:
         """Peak tensor memory of learner and reference, each in its own measured call."""
         from tutor.runner import memory
 
-        self.phase(f"measuring {name}")
+        self.phase(_("measuring {name}", name=name))
         result = memory.compare(learner, reference, self.device)  # peaks and timelines
         self.figure(name, {**result.as_dict(), "compares": compares})
         return result

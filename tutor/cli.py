@@ -14,7 +14,7 @@ from typing import NoReturn, Sequence
 
 from rich.console import Console
 
-from tutor import paths
+from tutor import i18n, paths
 from tutor.course import Course, Exercise, LessonError, load_course
 from tutor.progress import Progress, ProgressError
 from tutor.workspace import Workspace, WorkspaceError
@@ -39,6 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="tutor", description="Learn advanced PyTorch by doing, in your terminal.")
     p.add_argument("--workspace", metavar="DIR",
                    help="where your code and progress live (default: $TUTOR_HOME or the per-user data dir)")
+    p.add_argument("--lang", choices=sorted(i18n.LANGUAGES), default=None,
+                   help="language of the course and of tutor itself (default: $TUTOR_LANG, the language "
+                        "chosen in the app, then your locale)")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     s = sub.add_parser("start", help="open the tutor at a chapter (or where you left off)")
@@ -89,6 +92,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 # ------------------------------------------------------------------------------------------------
 # Helpers shared by the commands
+
+
+def _remembered_language(home: Path) -> str | None:
+    """The language chosen in the app last time, if a progress database exists."""
+    if not (home / "progress.sqlite3").exists():
+        return None
+    try:
+        return Progress(home).get_state("lang")
+    except ProgressError:
+        return None
 
 
 def _progress(home: Path) -> Progress:
@@ -320,6 +333,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     try:
         home = paths.home_dir(args.workspace)
+        i18n.set_language(i18n.resolve(args.lang, remembered=_remembered_language(home)))
         return COMMANDS[args.command](args, home)
     except UsageError as exc:
         err_console.print(f"tutor: {exc}", markup=False)

@@ -20,8 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from tutor import paths
+from tutor import i18n, paths
 from tutor.course import Exercise
+from tutor.i18n import _
 from tutor.runner import sandbox
 from tutor.runner.protocol import CANCELLED, ERROR, SKIPPED, TIMEOUT, Event, RunRequest, Verdict
 
@@ -125,17 +126,17 @@ class Runner:
                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=os.path.abspath(os.sep),
                     start_new_session=True)
             except OSError as exc:
-                raise RunnerError(f"cannot start the runner: {exc}") from None
+                raise RunnerError(_("cannot start the runner: {why}", why=exc)) from None
             self._buf = bytearray()
             first = self._read_message(time.monotonic() + START_TIMEOUT_S)
             if first is None or first.get("kind") != "ready":
                 self._stop_server()
-                raise RunnerError("the runner did not start (is torch installed? try `tutor doctor`)")
+                raise RunnerError(_("the runner did not start (is torch installed? try `tutor doctor`)"))
             try:
                 self._info = MachineInfo(str(first["torch"]), int(first["gpus"]), float(first["import_s"]))
             except (KeyError, TypeError, ValueError):
                 self._stop_server()
-                raise RunnerError("the runner sent an unreadable greeting; try `tutor doctor`") from None
+                raise RunnerError(_("the runner sent an unreadable greeting; try `tutor doctor`")) from None
             return self._info
 
     @property
@@ -169,22 +170,22 @@ class Runner:
         try:
             msg = json.loads(line)
         except ValueError:
-            raise RunnerError("the runner sent a line it should not have "
-                              f"({line[:60]!r}); it was restarted") from None
+            raise RunnerError(_("the runner sent a line it should not have ({line!r}); it was restarted",
+                                line=line[:60])) from None
         if not isinstance(msg, dict):
-            raise RunnerError("the runner sent an unreadable message; it was restarted")
+            raise RunnerError(_("the runner sent an unreadable message; it was restarted"))
         return msg
 
     def _send(self, message: dict[str, Any]) -> None:
         proc = self._proc
         if proc is None or proc.stdin is None:
-            raise RunnerError("the runner is not running")
+            raise RunnerError(_("the runner is not running"))
         with self._write_lock:
             try:
                 proc.stdin.write((json.dumps(message) + "\n").encode())
                 proc.stdin.flush()
             except (BrokenPipeError, OSError, ValueError) as exc:
-                raise RunnerError(f"the runner stopped: {exc}") from None
+                raise RunnerError(_("the runner stopped: {why}", why=exc)) from None
 
     def _stop_server(self) -> None:
         """Kill the server now (it hangs, or it said something it should not have)."""
@@ -233,7 +234,7 @@ class Runner:
             seed=seed if seed is not None else secrets.randbelow(2**31),
             memory_limit_mb=DEFAULT_MEMORY_LIMIT_MB if device == "cpu" else None,
             cache_dir=str(self.cache_dir) if self.cache_dir else None,
-            sources=_SOURCES.for_exercise(exercise))
+            sources=_SOURCES.for_exercise(exercise), lang=i18n.language())
 
     def check(self, exercise: Exercise, code: Path, on_event: OnEvent | None = None,
               seed: int | None = None) -> Verdict:
@@ -247,7 +248,7 @@ class Runner:
         try:
             request = self.request_for(exercise, code, seed, device)
         except (OSError, UnicodeDecodeError) as exc:
-            return Verdict(status=ERROR, reason=f"cannot read the course's files for this exercise: {exc}")
+            return Verdict(status=ERROR, reason=_("cannot read the course's files for this exercise: {why}", why=exc))
         return self.run(request, on_event)
 
     def run_script(self, path: Path, on_event: OnEvent | None = None, timeout: float = 120) -> Verdict:
@@ -256,7 +257,8 @@ class Runner:
         request = RunRequest(exercise=f"script:{path.name}", code=str(path), solution="", checker="",
                              timeout=timeout, device="cpu", seed=0,
                              memory_limit_mb=DEFAULT_MEMORY_LIMIT_MB,
-                             cache_dir=str(self.cache_dir) if self.cache_dir else None)
+                             cache_dir=str(self.cache_dir) if self.cache_dir else None,
+                             lang=i18n.language())
         return self.run(request, on_event)
 
     def run(self, request: RunRequest, on_event: OnEvent | None = None) -> Verdict:
@@ -268,7 +270,8 @@ class Runner:
             try:
                 request.sources = _SOURCES.for_paths(Path(request.checker), Path(request.solution))
             except (OSError, UnicodeDecodeError) as exc:
-                return Verdict(status=ERROR, reason=f"cannot read the check's files: {exc}", seed=request.seed)
+                return Verdict(status=ERROR, reason=_("cannot read the check's files: {why}", why=exc),
+                               seed=request.seed)
         with self._run_lock:
             try:
                 self.start()
@@ -285,11 +288,11 @@ class Runner:
                         hung = time.monotonic() >= deadline
                         self._stop_server()
                         if hung:
-                            return Verdict(status=TIMEOUT, seed=request.seed, reason=(
-                                f"the runner stopped answering ({request.timeout:g} s timeout passed); "
-                                "it was restarted"))
+                            return Verdict(status=TIMEOUT, seed=request.seed, reason=_(
+                                "the runner stopped answering ({timeout:g} s timeout passed); it was restarted",
+                                timeout=request.timeout))
                         return Verdict(status=ERROR, seed=request.seed,
-                                       reason="the runner process died; it will restart on the next run")
+                                       reason=_("the runner process died; it will restart on the next run"))
                     if msg.get("id") != run_id:
                         continue  # a late message of an earlier, cancelled run
                     if msg.get("kind") == "event" and on_event is not None:
@@ -301,12 +304,12 @@ class Runner:
                     elif msg.get("kind") == "verdict":
                         v = msg.get("verdict")
                         if not isinstance(v, dict):
-                            raise RunnerError("the runner sent an unreadable verdict")
+                            raise RunnerError(_("the runner sent an unreadable verdict"))
                         v.setdefault("seed", request.seed)
                         try:
                             return Verdict.from_dict(v)
                         except TypeError:
-                            raise RunnerError("the runner sent an unreadable verdict") from None
+                            raise RunnerError(_("the runner sent an unreadable verdict")) from None
             except RunnerError as exc:
                 self._stop_server()
                 return Verdict(status=ERROR, reason=str(exc), seed=request.seed)

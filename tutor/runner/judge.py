@@ -12,6 +12,8 @@ from typing import Any
 
 import torch
 
+from tutor.i18n import _
+
 Failure = tuple[str, list[str]]
 
 # torch.testing.assert_close's defaults, by dtype (rtol, atol).
@@ -34,20 +36,21 @@ def judge(kind: str, name: str, actual: Any, expected: Any, options: dict[str, A
         return _close(name, actual, expected, exact=True, options=options)
     if kind == "close":
         return _close(name, actual, expected, exact=False, options=options)
-    return (f"unknown expectation kind {kind!r} (a bug in the checker)", [])
+    return (_("unknown expectation kind {kind!r} (a bug in the checker)", kind=kind), [])
 
 
 def _finite(name: str, value: Any) -> Failure | None:
     if not isinstance(value, torch.Tensor):
         if isinstance(value, float) and not math.isfinite(value):
-            return (f"{name} is {value}", [])
+            return (_("{name} is {value}", name=name, value=value), [])
         return None
     if value.is_floating_point() or value.is_complex():
         bad = ~torch.isfinite(value)
         if bool(bad.any()):
             idx = tuple(int(i) for i in bad.nonzero()[0])
             count = int(bad.sum())
-            return (f"{name} has {count} non-finite value(s): {_fmt_value(value[idx])} at index {_fmt_idx(idx)}", [])
+            return (_("{name} has {count} non-finite value(s): {value} at index {index}", name=name, count=count,
+                      value=_fmt_value(value[idx]), index=_fmt_idx(idx)), [])
     return None
 
 
@@ -58,15 +61,18 @@ def _type_name(x: Any) -> str:
 def _close(name: str, actual: Any, expected: Any, *, exact: bool, options: dict[str, Any]) -> Failure | None:
     if isinstance(expected, torch.Tensor):
         if not isinstance(actual, torch.Tensor):
-            return (f"{name} is a {_type_name(actual)}, expected a tensor", [])
+            return (_("{name} is a {kind}, expected a tensor", name=name, kind=_type_name(actual)), [])
         return _tensors(name, actual, expected, exact=exact, options=options)
     if isinstance(expected, (list, tuple)):
         if options.get("exact_type", True) and type(actual) is not type(expected):
-            return (f"{name} is a {_type_name(actual)}, expected a {_type_name(expected)}", [])
+            return (_("{name} is a {kind}, expected a {expected}", name=name, kind=_type_name(actual),
+                      expected=_type_name(expected)), [])
         if not isinstance(actual, (list, tuple)):
-            return (f"{name} is a {_type_name(actual)}, expected a {_type_name(expected)}", [])
+            return (_("{name} is a {kind}, expected a {expected}", name=name, kind=_type_name(actual),
+                      expected=_type_name(expected)), [])
         if len(actual) != len(expected):
-            return (f"{name} has {len(actual)} items, expected {len(expected)}", [])
+            return (_("{name} has {count} items, expected {expected}", name=name, count=len(actual),
+                      expected=len(expected)), [])
         for i, (a, e) in enumerate(zip(actual, expected)):
             failure = _close(f"{name}[{i}]", a, e, exact=exact, options=options)
             if failure:
@@ -74,13 +80,13 @@ def _close(name: str, actual: Any, expected: Any, *, exact: bool, options: dict[
         return None
     if isinstance(expected, dict):
         if not isinstance(actual, dict):
-            return (f"{name} is a {_type_name(actual)}, expected a dict", [])
+            return (_("{name} is a {kind}, expected a dict", name=name, kind=_type_name(actual)), [])
         missing = [k for k in expected if k not in actual]
         extra = [k for k in actual if k not in expected]
         if missing:
-            return (f"{name} is missing key(s) {', '.join(map(repr, missing))}", [])
+            return (_("{name} is missing key(s) {keys}", name=name, keys=", ".join(map(repr, missing))), [])
         if extra:
-            return (f"{name} has unexpected key(s) {', '.join(map(repr, extra))}", [])
+            return (_("{name} has unexpected key(s) {keys}", name=name, keys=", ".join(map(repr, extra))), [])
         for k in expected:
             failure = _close(f"{name}[{k!r}]", actual[k], expected[k], exact=exact, options=options)
             if failure:
@@ -88,18 +94,21 @@ def _close(name: str, actual: Any, expected: Any, *, exact: bool, options: dict[
         return None
     if isinstance(expected, float) and isinstance(actual, (int, float)) and not isinstance(actual, bool):
         if exact:
-            return None if actual == expected else (f"{name} is {actual!r}, expected {expected!r}", [])
+            return None if actual == expected else (_("{name} is {actual!r}, expected {expected!r}", name=name, actual=actual,
+                                                           expected=expected), [])
         rtol = options.get("rtol") if options.get("rtol") is not None else 1.3e-6
         atol = options.get("atol") if options.get("atol") is not None else 1e-5
         if math.isnan(expected) and math.isnan(actual):
             return None
         if abs(actual - expected) <= atol + rtol * abs(expected):
             return None
-        return (f"{name} is {actual:.6g}, expected {expected:.6g} "
-                f"(difference {abs(actual - expected):.3g}, tolerance {atol + rtol * abs(expected):.3g})", [])
+        return (_("{name} is {actual:.6g}, expected {expected:.6g} (difference {diff:.3g}, tolerance {tol:.3g})",
+                  name=name, actual=actual, expected=expected, diff=abs(actual - expected),
+                  tol=atol + rtol * abs(expected)), [])
     if actual != expected or type(actual) is not type(expected) and not (
             isinstance(actual, (int, float)) and isinstance(expected, (int, float))):
-        return (f"{name} is {_short(actual)}, expected {_short(expected)}", [])
+        return (_("{name} is {actual}, expected {expected}", name=name, actual=_short(actual),
+                  expected=_short(expected)), [])
     return None
 
 
@@ -111,10 +120,12 @@ def _short(x: Any, limit: int = 80) -> str:
 def _tensors(name: str, actual: torch.Tensor, expected: torch.Tensor, *, exact: bool,
              options: dict[str, Any]) -> Failure | None:
     if tuple(actual.shape) != tuple(expected.shape):
-        return (f"{name}: shape {tuple(actual.shape)} != expected {tuple(expected.shape)}", [])
+        return (_("{name}: shape {shape} != expected {expected}", name=name, shape=tuple(actual.shape),
+                  expected=tuple(expected.shape)), [])
     if options.get("check_dtype", True) and actual.dtype != expected.dtype:
-        return (f"{name}: dtype {str(actual.dtype).replace('torch.', '')} != expected "
-                f"{str(expected.dtype).replace('torch.', '')}", [])
+        return (_("{name}: dtype {dtype} != expected {expected}", name=name,
+                  dtype=str(actual.dtype).replace("torch.", ""),
+                  expected=str(expected.dtype).replace("torch.", "")), [])
     if actual.numel() == 0:
         return None
     a = actual.detach()
@@ -126,8 +137,9 @@ def _tensors(name: str, actual: torch.Tensor, expected: torch.Tensor, *, exact: 
         if not bool(neq.any()):
             return None
         idx = tuple(int(i) for i in neq.nonzero()[0])
-        return (f"{name}: {int(neq.sum())} of {a.numel()} values differ; first at index {_fmt_idx(idx)}: "
-                f"{_fmt_value(a[idx])} != expected {_fmt_value(e[idx])}", _first_mismatches(a, e, neq))
+        return (_("{name}: {count} of {total} values differ; first at index {index}: {got} != expected {expected}",
+                  name=name, count=int(neq.sum()), total=a.numel(), index=_fmt_idx(idx),
+                  got=_fmt_value(a[idx]), expected=_fmt_value(e[idx])), _first_mismatches(a, e, neq))
     default_rtol, default_atol = _TOLERANCES.get(e.dtype, (1.3e-6, 1e-5))
     rtol = options.get("rtol") if options.get("rtol") is not None else default_rtol
     atol = options.get("atol") if options.get("atol") is not None else default_atol
@@ -136,7 +148,8 @@ def _tensors(name: str, actual: torch.Tensor, expected: torch.Tensor, *, exact: 
     a_nan, e_nan = torch.isnan(a64), torch.isnan(e64)
     if bool((a_nan & ~e_nan).any()):
         idx = tuple(int(i) for i in (a_nan & ~e_nan).nonzero()[0])
-        return (f"{name}: NaN at index {_fmt_idx(idx)} where {_fmt_value(e[idx])} was expected", [])
+        return (_("{name}: NaN at index {index} where {expected} was expected", name=name,
+                  index=_fmt_idx(idx), expected=_fmt_value(e[idx])), [])
     both_inf_same = torch.isinf(a64) & torch.isinf(e64) & (a64 == e64)
     diff = (a64 - e64).abs()
     diff = torch.where(both_inf_same | (a_nan & e_nan), torch.zeros_like(diff), diff)
@@ -151,8 +164,9 @@ def _tensors(name: str, actual: torch.Tensor, expected: torch.Tensor, *, exact: 
     idx = tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), a.shape))
     worst = float(finite_diff.reshape(-1)[flat])
     count = int(bad.sum())
-    return (f"{name}: max abs error {worst:.3g} at index {_fmt_idx(idx)} (tolerance atol={atol:g}, rtol={rtol:g}); "
-            f"{count} of {a.numel()} values out of tolerance",
+    return (_("{name}: max abs error {worst:.3g} at index {index} (tolerance atol={atol:g}, rtol={rtol:g}); "
+              "{count} of {total} values out of tolerance", name=name, worst=worst, index=_fmt_idx(idx),
+              atol=atol, rtol=rtol, count=count, total=a.numel()),
             _first_mismatches(a, e, bad))
 
 
@@ -160,7 +174,8 @@ def _first_mismatches(a: torch.Tensor, e: torch.Tensor, bad: torch.Tensor, n: in
     lines = []
     for row in bad.nonzero()[:n]:
         idx = tuple(int(i) for i in row)
-        lines.append(f"at {_fmt_idx(idx)}: got {_fmt_value(a[idx])}, expected {_fmt_value(e[idx])}")
+        lines.append(_("at {index}: got {got}, expected {expected}", index=_fmt_idx(idx),
+                       got=_fmt_value(a[idx]), expected=_fmt_value(e[idx])))
     return lines
 
 

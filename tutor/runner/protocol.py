@@ -37,6 +37,7 @@ class RunRequest:
     # by the client before any learner code ran): {"checker": text, "solution": text,
     # "helpers": {module: [path, text]}}. Runs never read these files from disk.
     sources: dict[str, Any] | None = None
+    lang: str = "en"                    # the language of the verdict's reasons
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))

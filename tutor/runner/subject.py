@@ -24,6 +24,7 @@ import types
 from pathlib import Path
 from typing import Any
 
+from tutor.i18n import _
 from tutor.runner import sandbox, wire
 from tutor.runner.protocol import RunRequest
 
@@ -239,8 +240,8 @@ def run_subject(request: RunRequest, sock: socket.socket, tmpdir: Path, role: st
         tampered = ctx.tampered()
         flush_all()
         if tampered:
-            send(("failed", f"your code replaced part of the checker ({tampered}); the check cannot "
-                            "trust this run", []))
+            send(("failed", _("your code replaced part of the checker ({what}); the check cannot "
+                              "trust this run", what=tampered), []))
         else:
             send(("done",))
     except BaseException as exc:  # noqa: BLE001 - everything the learner raises is reported
@@ -269,7 +270,7 @@ def _exit_code(value: Any) -> Any:
 
 def _summary(exc: BaseException) -> str:
     if isinstance(exc, MemoryError):
-        return "MemoryError: your code ran out of memory (the run's memory cap was reached)"
+        return _("MemoryError: your code ran out of memory (the run's memory cap was reached)")
     try:
         text = f"{type(exc).__name__}: {exc}".strip().rstrip(":")
     except Exception:

@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from tutor import i18n
+from tutor.i18n import N_, _
 from tutor.runner import judge as judging
 from tutor.runner import sandbox, wire
 from tutor.runner.protocol import (CRASHED, ERROR, FAILED, OUTPUT_CAP, PASSED, TIMEOUT, Event,
@@ -39,12 +41,12 @@ _NOISE = re.compile(r"^USDT:[^\n]*profiler_(?:start|stop)\n?", re.MULTILINE)
 _BACKLOG = 64  # observations waiting for their pair before we stop reading that side
 
 _SIGNAL_NAMES = {
-    signal.SIGSEGV: "SIGSEGV (segmentation fault: memory access outside what your code owns)",
-    signal.SIGABRT: "SIGABRT (aborted: an assertion in native code failed)",
-    signal.SIGBUS: "SIGBUS (bus error)",
-    signal.SIGFPE: "SIGFPE (arithmetic error in native code)",
-    signal.SIGILL: "SIGILL (illegal instruction)",
-    signal.SIGKILL: "SIGKILL (killed: usually out of memory)",
+    signal.SIGSEGV: N_("SIGSEGV (segmentation fault: memory access outside what your code owns)"),
+    signal.SIGABRT: N_("SIGABRT (aborted: an assertion in native code failed)"),
+    signal.SIGBUS: N_("SIGBUS (bus error)"),
+    signal.SIGFPE: N_("SIGFPE (arithmetic error in native code)"),
+    signal.SIGILL: N_("SIGILL (illegal instruction)"),
+    signal.SIGKILL: N_("SIGKILL (killed: usually out of memory)"),
 }
 
 
@@ -71,6 +73,7 @@ class _Side:
 class Supervisor:
     def __init__(self, request: RunRequest, emit: Emit, tmpdir: Path) -> None:
         self.request = request
+        i18n.set_language(request.lang)  # reasons in the learner's language
         self.emit = emit
         self.start = time.monotonic()
         self.tmpdir = tmpdir
@@ -187,8 +190,8 @@ class Supervisor:
         if side is None or side.sock is not None:
             sock.close()
             if side is not None:
-                raise _Outcome(FAILED, f"rank {rank} opened a second connection to the judge; "
-                                       "the check cannot trust this run")
+                raise _Outcome(FAILED, _("rank {rank} opened a second connection to the judge; "
+                                         "the check cannot trust this run", rank=rank))
             return
         side.reader.feed(reader.buf)  # anything sent right after the hello
         self._attach(side, sock)
@@ -272,10 +275,11 @@ class Supervisor:
         if time.monotonic() - self.start > self.request.timeout:
             learner_done = all(self.sides[(LEARNER, r)].end for r in range(self.ranks))
             if learner_done and self.checked:
-                raise _Outcome(TIMEOUT, f"the reference run did not finish within {self.request.timeout:g} s "
-                                        "(the machine may be very busy); try again")
-            raise _Outcome(TIMEOUT, f"your code did not finish within {self.request.timeout:g} s "
-                                    "(an endless loop, or far too slow); it was stopped")
+                raise _Outcome(TIMEOUT, _("the reference run did not finish within {timeout:g} s "
+                                          "(the machine may be very busy); try again", timeout=self.request.timeout))
+            raise _Outcome(TIMEOUT, _("your code did not finish within {timeout:g} s "
+                                      "(an endless loop, or far too slow); it was stopped",
+                                      timeout=self.request.timeout))
 
     def _loop(self, out_r: int) -> _Outcome:
         self.sel.register(out_r, selectors.EVENT_READ, "output")
@@ -368,22 +372,23 @@ class Supervisor:
         except wire.WireError as exc:
             if side.role == REFERENCE:
                 raise self._ref_broken(str(exc))
-            raise _Outcome(FAILED, self._prefix(side) + f"the check received a message it cannot read: {exc}")
+            raise _Outcome(FAILED, self._prefix(side) + _("the check received a message it cannot read: {why}",
+                                                                          why=exc))
         for msg in messages:
             self._handle(side, msg)
 
     def _prefix(self, side: _Side) -> str:
-        return f"rank {side.rank}: " if self.ranks > 1 else ""
+        return _("rank {rank}: ", rank=side.rank) if self.ranks > 1 else ""
 
     def _handle(self, side: _Side, msg: Any) -> None:
         if not isinstance(msg, tuple) or not msg or not isinstance(msg[0], str):
-            raise _Outcome(FAILED, self._prefix(side) + "the check received a malformed message")
+            raise _Outcome(FAILED, self._prefix(side) + _("the check received a malformed message"))
         kind = msg[0]
         if side.end is not None:
             if side.role == REFERENCE:
-                raise self._ref_broken("it sent a message after it ended")
-            raise _Outcome(FAILED, self._prefix(side) + "your process reported again after the check "
-                                                        "had ended; the check cannot trust this run")
+                raise self._ref_broken(_("it sent a message after it ended"))
+            raise _Outcome(FAILED, self._prefix(side) + _("your process reported again after the check "
+                                                          "had ended; the check cannot trust this run"))
         if kind == "obs" and len(msg) == 5:
             side.obs.append(msg)
         elif kind == "phase" and side.role == LEARNER and len(msg) == 3:
@@ -399,7 +404,8 @@ class Supervisor:
         elif kind in ("done", "failed", "error", "exit"):
             side.end = msg
         else:
-            raise _Outcome(FAILED, self._prefix(side) + f"the check received an unknown message {kind!r}")
+            raise _Outcome(FAILED, self._prefix(side) + _("the check received an unknown message {kind!r}",
+                                                                          kind=kind))
 
     # -- judging -------------------------------------------------------------------------------
 
@@ -409,8 +415,8 @@ class Supervisor:
             side = self.sides[(LEARNER, 0)]
             if side.end is not None:
                 if side.end[0] == "exit" and len(side.end) > 1 and side.end[1] in (0, None):
-                    return _Outcome(PASSED, "the program ran to the end")
-                return self._learner_end(side) or _Outcome(PASSED, "the program ran to the end")
+                    return _Outcome(PASSED, _("the program ran to the end"))
+                return self._learner_end(side) or _Outcome(PASSED, _("the program ran to the end"))
             return None
         passed = 0
         for r in range(self.ranks):
@@ -439,29 +445,31 @@ class Supervisor:
             if len(ref.obs) != made:
                 if len(ref.obs) > made:
                     return self._ended_early(mine, made)
-                return _Outcome(FAILED, self._prefix(mine) + f"your run reported {made} results where the "
-                                        f"check makes {len(ref.obs)}; the check cannot trust this run")
+                return _Outcome(FAILED, self._prefix(mine) + _(
+                    "your run reported {made} results where the check makes {expected}; the check cannot "
+                    "trust this run", made=made, expected=len(ref.obs)))
             if self.compared[r] == made:
                 passed += 1
         if passed == self.ranks:
-            return _Outcome(PASSED, "all checks passed")
+            return _Outcome(PASSED, _("all checks passed"))
         return None
 
     def _ended_early(self, side: _Side, made: int) -> _Outcome:
-        return _Outcome(FAILED, self._prefix(side) + f"your run said it was done after {made} of the "
-                                                     "check's results; the check cannot trust this run")
+        return _Outcome(FAILED, self._prefix(side) + _("your run said it was done after {made} of the "
+                                                       "check's results; the check cannot trust this run",
+                                                       made=made))
 
     def _compare(self, ref: tuple[Any, ...], mine: tuple[Any, ...]) -> judging.Failure | None:
         _, kind, name, expected, options = ref
         _, my_kind, my_name, actual, _ = mine
         if my_kind != kind or (kind != "true" and my_name != name):
-            return (f"the check took a different path with your code: it expected to check "
-                    f"`{name}` next, your run checked `{my_name}`", [])
+            return (_("the check took a different path with your code: it expected to check "
+                      "`{name}` next, your run checked `{mine}`", name=name, mine=my_name), [])
         if kind == "true":
             return None if actual is True else (str(my_name), [])
         if kind in ("close_here", "equal_here"):
             if not (isinstance(actual, tuple) and len(actual) == 2):
-                return (f"{name}: the check received a malformed result", [])
+                return (_("{name}: the check received a malformed result", name=name), [])
             return judging.judge(kind.removesuffix("_here"), str(name), actual[0], actual[1],
                                  options if isinstance(options, dict) else {})
         return judging.judge(kind, str(name), actual, expected, options if isinstance(options, dict) else {})
@@ -475,7 +483,8 @@ class Supervisor:
         if kind == "error":
             return _Outcome(ERROR, p + str(args[0]), [str(d) for d in _as_list(args[1] if len(args) > 1 else [])])
         if kind == "exit":
-            return _Outcome(ERROR, p + f"your code called sys.exit({args[0]!r}) before the check finished")
+            return _Outcome(ERROR, p + _("your code called sys.exit({code!r}) before the check finished",
+                                         code=args[0]))
         return None
 
     @staticmethod
@@ -483,45 +492,45 @@ class Supervisor:
         if end[0] in ("failed", "error") and len(end) > 1:
             return str(end[1])
         if end[0] == "exit":
-            return f"it called sys.exit({end[1]!r})"
-        return "it ended unexpectedly"
+            return _("it called sys.exit({code!r})", code=end[1])
+        return _("it ended unexpectedly")
 
     def _ref_broken(self, why: str) -> _Outcome:
-        return _Outcome(ERROR, "the reference run of this check failed, which is a bug in the course, "
-                               f"not in your code: {why}")
+        return _Outcome(ERROR, _("the reference run of this check failed, which is a bug in the course, "
+                                 "not in your code: {why}", why=why))
 
     def _exited(self) -> _Outcome:
         """The learner's run ended without a verdict from its messages."""
         for r in range(self.ranks):
             side = self.sides[(LEARNER, r)]
             if side.end is not None and side.end[0] != "done":
-                return self._learner_end(side) or _Outcome(ERROR, "your run ended before the check finished")
+                return self._learner_end(side) or _Outcome(ERROR, _("your run ended before the check finished"))
         if all(self.sides[(LEARNER, r)].end is not None for r in range(self.ranks)):
-            return _Outcome(ERROR, "your run ended before the check finished")
+            return _Outcome(ERROR, _("your run ended before the check finished"))
         return _Outcome(*self._exit_reason())
 
     def _describe_status(self, role: str) -> str:
         status = self.status.get(role, 0)
         if role in self.procs:
-            return f"torchrun exit code {status}"
+            return _("torchrun exit code {code}", code=status)
         if os.WIFSIGNALED(status):
-            return f"killed by signal {os.WTERMSIG(status)}"
-        return f"exit code {os.WEXITSTATUS(status)}"
+            return _("killed by signal {signal}", signal=os.WTERMSIG(status))
+        return _("exit code {code}", code=os.WEXITSTATUS(status))
 
     def _exit_reason(self) -> tuple[str, str]:
         status = self.status.get(LEARNER, 0)
         if LEARNER in self.procs:  # torchrun: a rank failed without reporting
-            return (ERROR, f"a process of the distributed run failed (torchrun exit code {status}); "
-                           "see the output below")
+            return (ERROR, _("a process of the distributed run failed (torchrun exit code {code}); "
+                             "see the output below", code=status))
         if os.WIFSIGNALED(status):
             sig = os.WTERMSIG(status)
             name = _SIGNAL_NAMES.get(sig, signal.Signals(sig).name if sig in signal.Signals._value2member_map_
                                      else f"signal {sig}")
-            return (CRASHED, f"your code crashed the process with {name}")
+            return (CRASHED, _("your code crashed the process with {signal}", signal=_(name)))
         code = os.WEXITSTATUS(status)
         if not self.checked:
-            return (ERROR, f"your program exited with exit code {code}")
-        return (ERROR, f"your program exited (exit code {code}) before the check finished")
+            return (ERROR, _("your program exited with exit code {code}", code=code))
+        return (ERROR, _("your program exited (exit code {code}) before the check finished", code=code))
 
     def _take_output(self, chunk: bytes) -> None:
         self.output_total += len(chunk)
