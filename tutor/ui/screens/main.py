@@ -343,8 +343,9 @@ class MainScreen(Screen[None]):
             self.notify(f"Chapter {chapter.number}: {chapter.title}", timeout=3)
         self.chapter = chapter
         self.step = step
-        try:
-            self.tutor.progress.set_position(chapter.number, step.id)
+        try:  # (a write waits for the disk: skip it when `tutor start` just stored this)
+            if self.tutor.last_position() != (chapter.number, step.id):
+                self.tutor.progress.set_position(chapter.number, step.id)
         except ProgressError as exc:
             self.error(str(exc))
         self.query_one("#guide", GuideView).show(step.text())
