@@ -39,10 +39,10 @@ class Net(nn.Module):
 def setup_fsdp(model: Net, mesh: DeviceMesh) -> torch.optim.Optimizer:
     """Shard `model` in place (each block, then the root) and return its optimizer."""
     for layer in model.layers:
-        fully_shard(layer, mesh=mesh)
-    fully_shard(model, mesh=mesh)
+        fully_shard(layer, mesh=mesh)  # key
+    fully_shard(model, mesh=mesh)  # key
     # fully_shard swapped every parameter for a sharded DTensor: build the optimizer now.
-    return torch.optim.SGD(model.parameters(), lr=LR)
+    return torch.optim.SGD(model.parameters(), lr=LR)  # key
 
 
 def train_step(model: Net, optimizer: torch.optim.Optimizer, inputs: torch.Tensor,
@@ -51,5 +51,5 @@ def train_step(model: Net, optimizer: torch.optim.Optimizer, inputs: torch.Tenso
     loss = F.mse_loss(model(inputs), targets)
     loss.backward()          # FSDP reduce-scatters the gradients: each rank gets its averaged shard
     optimizer.step()
-    optimizer.zero_grad()
-    return loss.detach()
+    optimizer.zero_grad()  # key
+    return loss.detach()  # key

@@ -1,4 +1,4 @@
-"""Reference solution: FSDP2 with a bfloat16 mixed-precision policy (2+ CUDA GPUs)."""
+"""Reference solution: FSDP2 with a bfloat16 mixed-precision policy."""
 
 import torch
 import torch.nn as nn
@@ -37,7 +37,7 @@ class Net(nn.Module):
 def shard_bf16(model: Net, mesh: DeviceMesh) -> None:
     """Shard `model` in place so that forward and backward compute in bfloat16, the sharded
     parameters (what the optimizer updates) stay float32, and gradients are reduced in float32."""
-    policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+    policy = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)  # key
     for layer in model.layers:
-        fully_shard(layer, mesh=mesh, mp_policy=policy)
-    fully_shard(model, mesh=mesh, mp_policy=policy)
+        fully_shard(layer, mesh=mesh, mp_policy=policy)  # key
+    fully_shard(model, mesh=mesh, mp_policy=policy)  # key

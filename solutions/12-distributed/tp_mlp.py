@@ -36,8 +36,8 @@ class MLPStack(nn.Module):
 def parallelize_mlp(model: MLPStack, mesh: DeviceMesh) -> MLPStack:
     """Shard every block over `mesh`: w1 and w3 by output features, w2 by input features."""
     plan = {
-        "layers.*.w1": ColwiseParallel(),
-        "layers.*.w3": ColwiseParallel(),
-        "layers.*.w2": RowwiseParallel(),
+        "layers.*.w1": ColwiseParallel(),  # key
+        "layers.*.w3": ColwiseParallel(),  # key
+        "layers.*.w2": RowwiseParallel(),  # key
     }
     return parallelize_module(model, mesh, plan)

@@ -90,6 +90,10 @@ def _check(ctx):
         loss = ctx.learner.train_step(model, optimizer, x[mine].clone(), y[mine].clone())
         ctx.expect(isinstance(loss, torch.Tensor) and loss.numel() == 1,
                    "train_step must return the loss as a one-element tensor")
+        ctx.expect(not loss.requires_grad and loss.grad_fn is None,
+                   "train_step returned a loss that still holds its autograd graph (the whole "
+                   "forward pass stays in memory as long as the caller keeps it): return "
+                   "loss.detach()")
         ctx.expect_close(f"loss returned by train_step at step {step + 1}",
                          loss.detach().reshape(()).float(), local_loss, atol=1e-5, rtol=1e-4)
 

@@ -1,9 +1,10 @@
-"""Check (2+ CUDA GPUs): FSDP2 mixed precision. Every Linear computes in bfloat16, sharded
+"""Check: FSDP2 mixed precision on 2 ranks. Every Linear computes in bfloat16, sharded
 parameters and their gradients stay float32, gradients are reduced in float32, and training
 steps stay close to float32 training of the unsharded model.
 
-On CUDA each rank uses the GPU named by LOCAL_RANK and the nccl backend. (The same checker runs
-on CPU with gloo, which is how it is tested on machines without GPUs.)
+The exercise runs on 2 CPU processes with gloo, which every learner can run. The same checker
+also runs on CUDA (each rank on the GPU named by LOCAL_RANK, with nccl), for a runner that
+gives it 2 GPUs.
 """
 
 import copy

@@ -70,8 +70,10 @@ def _check(ctx):
     returned = call_setup(ctx, "parallelize_mlp", lambda: ctx.learner.parallelize_mlp(model, mesh),
                           "the plan maps module names such as 'layers.0.w1' (or 'layers.*.w1') to "
                           "ColwiseParallel() / RowwiseParallel()")
-    if returned is not None:
-        model = returned
+    ctx.expect(returned is model,
+               f"parallelize_mlp returned {type(returned).__name__ if returned is not None else 'None'}"
+               f" instead of the model it was given: shard the model in place and return it "
+               f"(parallelize_module returns the module it was given)")
 
     for i in range(n_layers):
         layer = model.layers[i]

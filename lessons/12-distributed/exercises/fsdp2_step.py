@@ -46,17 +46,22 @@ class Net(nn.Module):
 
 def setup_fsdp(model: Net, mesh: DeviceMesh) -> torch.optim.Optimizer:
     """Shard `model` in place (each block, then the root) and return its optimizer."""
-    # TODO: call fully_shard(..., mesh=mesh) on every block in model.layers, then on the model.
-    # TODO: return torch.optim.SGD over the model's parameters with lr=LR.
-    #       (Mind the order: what does fully_shard do to the parameter objects?)
+    # TODO: shard the model over `mesh` so that each block is its own unit (gathered one at a
+    #       time) and the rest of the model is covered too; return an SGD optimizer with lr=LR
+    #       that really updates the sharded model.
+    # Watch out: the order of the calls matters, and so does what sharding does to the
+    #       parameter objects that an optimizer holds on to.
     raise NotImplementedError("TODO: implement setup_fsdp")
 
 
 def train_step(model: Net, optimizer: torch.optim.Optimizer, inputs: torch.Tensor,
                targets: torch.Tensor) -> torch.Tensor:
     """One step on this rank's part of the batch; returns the (local) loss."""
-    # TODO: mean-squared-error loss of model(inputs) against targets, backward, optimizer step,
-    #       and clear the gradients for the next step. Return the loss, detached.
+    # TODO: one ordinary training step (mean-squared error of model(inputs) against targets),
+    #       leaving no gradients behind for the next step; return the loss as a tensor that
+    #       holds no autograd graph.
+    # Watch out: each rank sees only its part of the batch, yet the update must equal one
+    #       process training on the whole batch. What does FSDP already do with the gradients?
     raise NotImplementedError("TODO: implement train_step")
 
 

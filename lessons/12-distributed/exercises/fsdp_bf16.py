@@ -1,9 +1,10 @@
-"""Exercise (2+ CUDA GPUs): FSDP2 with a bfloat16 mixed-precision policy.
+"""Exercise: FSDP2 with a bfloat16 mixed-precision policy.
 
 The same Net as in the FSDP2 exercise, sharded so that matrix multiplies run in bfloat16 while
 the sharded parameters stay float32 and gradients are averaged in float32.
 
-Run it yourself on two GPUs:
+Run it yourself with two processes (on two GPUs with nccl when there are two, else on the CPU
+with gloo):
     torchrun --standalone --nproc-per-node=2 fsdp_bf16.py
 """
 
@@ -44,24 +45,29 @@ class Net(nn.Module):
 def shard_bf16(model: Net, mesh: DeviceMesh) -> None:
     """Shard `model` in place so that forward and backward compute in bfloat16, the sharded
     parameters (what the optimizer updates) stay float32, and gradients are reduced in float32."""
-    # TODO: build one MixedPrecisionPolicy: parameters gathered in bfloat16, gradients reduced
-    #       in float32.
-    # TODO: fully_shard every block, then the root, each with mesh=mesh and that policy.
+    # TODO: shard every block and the root, as in the previous exercise, but so that forward
+    #       and backward compute with bfloat16 parameters while the shards stay float32.
+    # Watch out: averaging gradients across ranks in bfloat16 loses precision (ask for float32
+    #       there), and any unit sharded without the policy computes in float32.
     raise NotImplementedError("TODO: implement shard_bf16")
 
 
 if __name__ == "__main__":
-    # torchrun --standalone --nproc-per-node=2 fsdp_bf16.py   (one process per GPU)
+    # torchrun --standalone --nproc-per-node=2 fsdp_bf16.py
     import os
 
     import torch.distributed as dist
     from torch.distributed.device_mesh import init_device_mesh
 
-    local_rank = int(os.environ["LOCAL_RANK"])        # the GPU of this node, not the global rank
-    device = torch.device("cuda", local_rank)
-    torch.cuda.set_device(device)
-    dist.init_process_group("nccl", device_id=device)
-    mesh = init_device_mesh("cuda", (dist.get_world_size(),))
+    world = int(os.environ["WORLD_SIZE"])
+    if torch.cuda.device_count() >= world:             # one GPU per process: nccl
+        device = torch.device("cuda", int(os.environ["LOCAL_RANK"]))   # this node's GPU, not the global rank
+        torch.cuda.set_device(device)
+        dist.init_process_group("nccl", device_id=device)
+    else:                                               # CPU processes: gloo
+        device = torch.device("cpu")
+        dist.init_process_group("gloo")
+    mesh = init_device_mesh(device.type, (world,))
     torch.manual_seed(0)
     model = Net(in_features=8, dim=64, n_layers=2, out_features=4).to(device)
     shard_bf16(model, mesh)

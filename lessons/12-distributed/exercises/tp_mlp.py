@@ -43,11 +43,11 @@ class MLPStack(nn.Module):
 
 def parallelize_mlp(model: MLPStack, mesh: DeviceMesh) -> MLPStack:
     """Shard every block over `mesh`: w1 and w3 by output features, w2 by input features."""
-    # TODO: write a plan {module name: ParallelStyle} that covers w1, w3 and w2 of EVERY layer
-    #       (names like "layers.0.w1"; parallelize_module also accepts "layers.*.w1").
-    # TODO: which layers split their output features (ColwiseParallel) and which split their
-    #       input features (RowwiseParallel), so that only one all-reduce per block is needed?
-    # TODO: return parallelize_module(model, mesh, plan)
+    # TODO: shard w1, w3 and w2 of EVERY block over `mesh` (each rank keeps 1/world_size of
+    #       each weight) and return the model.
+    # Watch out: the sharded model must compute exactly what the unsharded one does, with one
+    #       all-reduce per block: think about which dimension each layer should split so that
+    #       the slice one layer leaves on a rank is the slice the next layer needs.
     raise NotImplementedError("TODO: implement parallelize_mlp")
 
 
