@@ -164,6 +164,21 @@ class Passage(Step):
 
 
 @dataclass(frozen=True)
+class Mistake:
+    """A mistake learners make on an exercise, recognised by words of the failure reason.
+
+    `hint` answers exactly that mistake; `mutant` is the mistake written into the reference
+    solution as (old, new) edits, which `tutor dev check` runs to prove the words match."""
+
+    when: str
+    hint: str
+    mutant: tuple[tuple[str, str], ...] = ()
+
+    def matches(self, reason: str) -> bool:
+        return self.when.casefold() in reason.casefold()
+
+
+@dataclass(frozen=True)
 class Exercise(Step):
     stub: Path = Path()
     solution: Path = Path()
@@ -171,6 +186,11 @@ class Exercise(Step):
     hints: tuple[str, ...] = ()
     timeout: float = 60.0
     needs: Needs = field(default_factory=Needs)
+    mistakes: tuple[Mistake, ...] = ()
+
+    def mistake_for(self, reason: str) -> Mistake | None:
+        """The known mistake a failure reason points to, if any (the first that matches)."""
+        return next((m for m in self.mistakes if m.matches(reason)), None)
 
     @property
     def workspace_name(self) -> str:
@@ -429,6 +449,8 @@ def _load_step(f: _Fields, index: int, directory: Path, solutions: Path,
     processes = nf.get("processes", int, 1)
     if processes < 1 or gpus < 0:
         raise nf.error("processes", "must be at least 1")
+    mistakes = tuple(_load_mistake(_Fields(f.file, table, f"{f.name('mistakes')}[{j}]"))
+                     for j, table in enumerate(f.get("mistakes", list, [])))
     return Exercise(
         **common,
         stub=f.file_in("stub", directory),
@@ -437,7 +459,30 @@ def _load_step(f: _Fields, index: int, directory: Path, solutions: Path,
         hints=tuple(h.strip() for h in hints),
         timeout=float(timeout),
         needs=Needs(device=device, gpus=gpus, processes=processes),  # type: ignore[arg-type]  # checked above
+        mistakes=mistakes,
     )
+
+
+def _load_mistake(f: _Fields) -> Mistake:
+    """[[steps.mistakes]]: when = "words of the reason", hint = "...", mutant = [["old", "new"], ...]."""
+    if not isinstance(f.table, dict):
+        raise LessonError(f.file, f.prefix, "must be a table with when, hint and mutant")
+    unknown = sorted(set(f.table) - {"when", "hint", "mutant"})
+    if unknown:
+        raise f.error(unknown[0], "unknown key (expected when, hint, mutant)")
+    when, hint = f.text("when").strip(), f.text("hint").strip()
+    if not when:
+        raise f.error("when", "must be non-empty words of the failure reason")
+    if not hint:
+        raise f.error("hint", "must be a non-empty string")
+    edits = f.get("mutant", list, [])
+    pairs = []
+    for j, edit in enumerate(edits):
+        if not (isinstance(edit, list) and len(edit) == 2 and all(isinstance(e, str) for e in edit)
+                and edit[0]):
+            raise LessonError(f.file, f"{f.name('mutant')}[{j}]", 'must be ["old text", "new text"]')
+        pairs.append((edit[0], edit[1]))
+    return Mistake(when=when, hint=hint, mutant=tuple(pairs))
 
 
 def load_course(lessons: Path | None = None, solutions: Path | None = None,

@@ -13,6 +13,7 @@ import ast
 import io
 import json
 import re
+import tempfile
 import tokenize
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -246,6 +247,39 @@ def _rel(path: Path, course: Course) -> str:
     return str(path)
 
 
+def mistake_problems(exercises: list[Exercise], runner: Runner, scratch: Path,
+                     run: bool = True) -> list[str]:
+    """Every targeted hint is reachable: its mutant (the mistake written into the solution)
+    fails the check with a reason that contains the mistake's words."""
+    problems: list[str] = []
+    for e in exercises:
+        solution = e.solution.read_text(encoding="utf-8")
+        for j, m in enumerate(e.mistakes):
+            where = f"{e.key}: mistakes[{j}]"
+            if not m.mutant:
+                problems.append(f"{where}: no mutant, so nothing shows that its hint can be reached")
+                continue
+            source = solution
+            missing = [old for old, _ in m.mutant if old not in source]
+            if missing:
+                problems.append(f"{where}: the mutant's text {missing[0]!r} is not in the solution")
+                continue
+            for old, new in m.mutant:
+                source = source.replace(old, new)
+            if not run:
+                continue
+            path = scratch / f"{e.id}-mistake-{j}" / e.stub.name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(source, encoding="utf-8")
+            v = runner.check(e, path)
+            if v.status == "skipped":
+                continue
+            if v.status != "failed" or not m.matches(v.reason):
+                problems.append(f"{where}: its mutant gives {v.status}: {v.reason[:160]!r}, which does not "
+                                f"contain {m.when!r}: the targeted hint would never be offered")
+    return problems
+
+
 def dev_check(console: Console, home: Path, chapters: list[int] | None = None, run: bool = True,
               device: str = "auto", as_json: bool = False, seeds: int = 1) -> int:
     try:
@@ -281,6 +315,8 @@ def dev_check(console: Console, home: Path, chapters: list[int] | None = None, r
                     if r.verdict.status not in ("passed", "skipped"):
                         report.problems.append(f"{r.exercise.key}: the solution fails with seed {extra}: "
                                                f"{r.verdict.status}: {r.verdict.reason}")
+            with tempfile.TemporaryDirectory(prefix="tutor-mistakes-") as scratch:
+                report.problems += mistake_problems(exercises, runner, Path(scratch))
         finally:
             runner.close()
         for stub, sol in zip(stubs, sols):
