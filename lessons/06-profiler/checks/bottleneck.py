@@ -102,9 +102,9 @@ def check(ctx):
         ctx.phase(f"trial {trial + 1}/3: your find_bottleneck on {desc}, iters={iters}")
         calls = []
         hook = model.register_forward_pre_hook(
-            lambda *_: calls.append((torch._C._autograd._profiler_enabled(), torch.is_grad_enabled())))
+            lambda *_, calls=calls: calls.append((torch._C._autograd._profiler_enabled(), torch.is_grad_enabled())))
         try:
-            result, profs = watch_profilers(lambda: mine.find_bottleneck(model, x, iters=iters))
+            result, profs = watch_profilers(lambda m=model, x=x, n=iters: mine.find_bottleneck(m, x, iters=n))
         finally:
             hook.remove()
         ctx.phase(f"trial {trial + 1}/3: profiling {desc} again (checker)")

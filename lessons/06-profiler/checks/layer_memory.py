@@ -114,10 +114,10 @@ def check(ctx):
 
         calls = []
         hooks = [layer.register_forward_pre_hook(
-            lambda *_: calls.append((torch._C._autograd._profiler_enabled(), torch.is_grad_enabled())))
+            lambda *_, calls=calls: calls.append((torch._C._autograd._profiler_enabled(), torch.is_grad_enabled())))
             for layer in model.children()]
         try:
-            got, profs = watch_profilers(lambda: mine.layer_memory(model, x))
+            got, profs = watch_profilers(lambda m=model, x=x: mine.layer_memory(m, x))
         finally:
             for hook in hooks:
                 hook.remove()

@@ -71,7 +71,7 @@ def check(ctx):
         folder.mkdir()
         calls = [0]
 
-        def step_fn():
+        def step_fn(calls=calls):
             _work(calls[0])
             calls[0] += 1
 
