@@ -34,10 +34,11 @@ Memory. While timing, glibc keeps freed memory mapped (mallopt), so that no call
 faults the other side's call did not: see `_quiet`.
 
 Trust. The 90% interval of the speedup comes from a bootstrap over rounds. While it is wider
-than +-3%, more rounds are measured (up to three times the budget); if it is still wider than
-+-5% the figure carries a `noise_reason` (shown as "too noisy to call"), never a confident
-number. The share of time the thread waited for a CPU (`busy_share`) says whether the machine
-was the cause.
+than +-2.5%, more rounds are measured (up to three times the budget); if it is still wider than
++-4% the figure carries a `noise_reason` (shown as "too noisy to call"), never a confident
+number. The bar sits inside the +-5% the figures must hold to, because a bootstrap over a few
+dozen rounds is a little optimistic. The share of time the thread waited for a CPU
+(`busy_share`) says whether the machine was the cause.
 
 CUDA: CUDA events around each call with synchronisation and an L2 flush in between, so no call
 finds its data cached by the last; the same estimator and trust rule.
@@ -62,8 +63,8 @@ THREAD_CPU, WALL_MINUS_WAIT, WALL, CUDA_EVENTS = "thread CPU time", "wall minus 
 
 _BLOCK_S = 0.003  # one block of calls: long enough for the clock, short enough for many rounds
 _L2_FLUSH_BYTES = 256 * 1024 * 1024
-_REMEASURE_HALF_WIDTH = 0.03  # keep measuring while the 90% interval is wider than +-3%
-_NOISY_HALF_WIDTH = 0.05      # still wider than +-5% at the end: too noisy to call
+_REMEASURE_HALF_WIDTH = 0.025  # keep measuring while the 90% interval is wider than +-2.5%
+_NOISY_HALF_WIDTH = 0.04      # still wider than +-4% at the end: too noisy to call (the target is +-5%)
 _OTHER_WORK_SHARE = 0.10      # other threads / blocked time above this share: not single-threaded
 _BOOTSTRAP = 300
 _ROUNDS = 30  # rounds to aim for when the budget alone gives fewer
