@@ -14,13 +14,13 @@ at::Tensor relu(const at::Tensor& x) {
 
     // Raw pointers walk memory in order: only valid for a contiguous tensor. contiguous()
     // returns x itself when it already is, else a packed copy.
-    const at::Tensor input = x.contiguous();
+    const at::Tensor input = x.contiguous();  // key
     at::Tensor out = at::empty_like(input);
     const float* in = input.data_ptr<float>();
     float* o = out.data_ptr<float>();
     const int64_t n = input.numel();
     for (int64_t i = 0; i < n; ++i) {
-        o[i] = in[i] > 0.0f ? in[i] : 0.0f;
+        o[i] = in[i] < 0.0f ? 0.0f : in[i];  // key: NaN < 0 is false, so NaN stays NaN (as in torch.relu)
     }
     return out;
 }

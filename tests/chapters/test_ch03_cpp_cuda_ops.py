@@ -12,7 +12,7 @@ from functools import partial
 import pytest
 import torch
 
-from .conftest import assert_fails, assert_passes, describe, mutate
+from .conftest import REJECTED, assert_fails, assert_passes, describe, mutant_seeds, mutate
 
 pytestmark = pytest.mark.slow
 
@@ -29,10 +29,17 @@ def renamed(source: str, ext: str) -> str:
 @pytest.fixture
 def ext_mutant(check_code, solution_text):
     """ext_mutant(exercise_id, (old, new), ..., ext=...) -> the verdict on the exercise's reference
-    solution with the edits applied and its extension renamed (see `renamed`)."""
+    solution with the edits applied and its extension renamed (see `renamed`), run on several
+    seeds that must all reject it (the first seed's verdict is returned)."""
 
     def run(exercise_id: str, *edits: tuple[str, str], ext: str):
-        return check_code(exercise_id, renamed(mutate(solution_text(exercise_id), *edits), ext))
+        # Several seeds, like `mutant`; the extension is built once (same source, same name).
+        source = renamed(mutate(solution_text(exercise_id), *edits), ext)
+        verdicts = [check_code(exercise_id, source, seed=seed)
+                    for seed in mutant_seeds(f"{exercise_id}|{ext}|{edits!r}")]
+        for v in verdicts:
+            assert v.status in REJECTED, f"the mutant was not rejected on seed {v.seed}\n{describe(v)}"
+        return verdicts[0]
 
     return run
 
@@ -67,8 +74,8 @@ def test_relu_writing_into_its_input_fails(ext_mutant):
 
 def test_relu_compile_error_points_at_the_learners_line(check_code, solution_text):
     src = renamed(mutate(solution_text("cpp-relu"),
-                         ("o[i] = in[i] > 0.0f ? in[i] : 0.0f;", "o[i] = in[i] > 0.0f ? in[i] : 0.0f")), "t_syntax")
-    line = next(i for i, text in enumerate(src.splitlines(), 1) if "o[i] = in[i] > 0.0f ? in[i] : 0.0f" in text)
+                         ("o[i] = in[i] < 0.0f ? 0.0f : in[i];", "o[i] = in[i] < 0.0f ? 0.0f : in[i]")), "t_syntax")
+    line = next(i for i, text in enumerate(src.splitlines(), 1) if "o[i] = in[i] < 0.0f ? 0.0f : in[i]" in text)
     v = check_code("cpp-relu", src)
     failed(v, "does not compile", f"line {line} of your file", "error:")
     assert "build_s" in v.figures
@@ -81,6 +88,28 @@ def test_relu_misnamed_function_is_blamed_on_the_bindings(ext_mutant):
     failed(v, "does not compile", "functions=")
 
 
+def test_relu_dropping_nan_fails(ext_mutant):
+    v = ext_mutant("cpp-relu", ("o[i] = in[i] < 0.0f ? 0.0f : in[i];", "o[i] = in[i] > 0.0f ? in[i] : 0.0f;"),
+                   ext="t_nan")
+    failed(v, "where relu(x) is NaN", "keeps NaN as NaN")
+
+
+def test_relu_without_device_check_fails(ext_mutant):
+    v = ext_mutant("cpp-relu", ('    TORCH_CHECK(x.device().is_cpu(), "relu: expected a CPU tensor, got one on ", x.device());\n', ""),
+                   ext="t_nodevice")
+    failed(v, "not on the CPU", "should mention 'cpu'")
+
+
+def test_relu_with_std_max_and_a_copy_passes(check_code, solution_text):
+    # Correct but different: std::max keeps NaN (max(NaN, 0) returns its first argument), and
+    # x.contiguous().clone() always copies.
+    src = renamed(mutate(solution_text("cpp-relu"),
+                         ("o[i] = in[i] < 0.0f ? 0.0f : in[i];", "o[i] = std::max(in[i], 0.0f);"),
+                         ("at::Tensor out = at::empty_like(input);", "at::Tensor out = input.clone();")), "t_stdmax")
+    for seed in mutant_seeds("cpp-relu|t_stdmax"):
+        assert_passes(check_code("cpp-relu", src, seed=seed))
+
+
 # -- cpp-softmax ----------------------------------------------------------------------------------
 
 def test_softmax_solution_passes_and_is_timed(solution_verdict):
@@ -91,7 +120,7 @@ def test_softmax_solution_passes_and_is_timed(solution_verdict):
 def test_softmax_without_max_subtraction_overflows(ext_mutant):
     v = ext_mutant("cpp-softmax",
                    ("scalar_t m = -std::numeric_limits<scalar_t>::infinity();", "scalar_t m = 0;"),
-                   ("for (int64_t j = 0; j < cols; ++j) m = std::max(m, in[j]);\n", ""), ext="t_nomax")
+                   ("for (int64_t j = 0; j < cols; ++j) m = std::max(m, in[j]);  // key\n", ""), ext="t_nomax")
     failed(v, "NaN or inf", "subtract each row's max")
 
 
@@ -104,7 +133,7 @@ def test_softmax_over_the_wrong_dimension_fails(ext_mutant):
 
 def test_softmax_without_dtype_dispatch_fails_on_float64(ext_mutant):
     v = ext_mutant("cpp-softmax",
-                   ('AT_DISPATCH_FLOATING_TYPES(input.scalar_type(), "softmax", [&] {',
+                   ('AT_DISPATCH_FLOATING_TYPES(input.scalar_type(), "softmax", [&] {  // key',
                     "[&] { using scalar_t = float;"),
                    ("    });\n    return out;", "    }();\n    return out;"), ext="t_float")
     failed(v, "float64", "AT_DISPATCH_FLOATING_TYPES")
@@ -114,6 +143,28 @@ def test_softmax_without_contiguous_fails_on_a_transposed_input(ext_mutant):
     v = ext_mutant("cpp-softmax", ("const at::Tensor input = x.contiguous();", "const at::Tensor input = x;"),
                    ext="t_nocontig")
     failed(v, "transposed", "max abs error")
+
+
+def test_softmax_without_device_check_fails(ext_mutant):
+    v = ext_mutant("cpp-softmax", ('    TORCH_CHECK(x.device().is_cpu(), "softmax: expected a CPU tensor, got one on ", x.device());\n', ""),
+                   ext="t_nodevice")
+    failed(v, "not on the CPU", "should mention 'cpu'")
+
+
+def test_softmax_float_sum_loses_float64_precision(ext_mutant):
+    v = ext_mutant("cpp-softmax", ("scalar_t sum = 0;", "float sum = 0;"), ext="t_floatsum")
+    failed(v, "float64", "max abs error")
+
+
+def test_softmax_serial_loop_with_division_passes(check_code, solution_text):
+    # Correct but different: no threads, a division per element instead of a multiply.
+    src = renamed(mutate(solution_text("cpp-softmax"),
+                         ("for (int64_t j = 0; j < cols; ++j) o[j] *= inv;", "for (int64_t j = 0; j < cols; ++j) o[j] /= sum;"),
+                         ("        at::parallel_for(0, rows, grain, [&](int64_t begin, int64_t end) {\n"
+                          "            softmax_rows<scalar_t>(in, o, begin, end, cols);\n        });",
+                          "        (void)grain;\n        softmax_rows<scalar_t>(in, o, 0, rows, cols);")), "t_serial")
+    for seed in mutant_seeds("cpp-softmax|t_serial"):
+        assert_passes(check_code("cpp-softmax", src, seed=seed))
 
 
 # -- cuda-softmax ---------------------------------------------------------------------------------

@@ -1,5 +1,6 @@
-"""Check: the learner's C++ ReLU builds, equals torch.relu for every shape and memory layout,
-leaves its input alone, and rejects non-float32 or non-CPU input with a clear error."""
+"""Check: the learner's C++ ReLU builds, equals torch.relu for every shape and memory layout
+and at the extremes (zeros, +-inf, NaN kept as NaN, huge values), leaves its input alone, and
+rejects non-float32 or non-CPU input with a clear error."""
 
 from pathlib import Path
 
@@ -28,6 +29,22 @@ def check(ctx):
         x = ctx.randn(*shapes[trial], scale=3.0)
         out = ctx.no_mutation(mine.relu, x)
         ctx.expect_close(f"relu(x) for x of shape {tuple(x.shape)}", out, torch.relu(x))
+
+    # Extremes: exact zeros (both signs), +-inf, NaN (torch.relu keeps NaN), huge magnitudes.
+    ctx.phase("values at the extremes")
+    special = torch.tensor([0.0, -0.0, float("inf"), float("-inf"), float("nan"), 3e38, -3e38, 1e-45, -1e-45])
+    x = torch.cat([special, ctx.randn(23, scale=3.0)])[torch.randperm(32, generator=ctx.generator)]
+    # (ctx.no_mutation compares with ==, and NaN != NaN: compare NaN-aware here instead.)
+    before, version = x.clone(), x._version
+    out = mine.relu(x)
+    same = bool(((x == before) | (x.isnan() & before.isnan())).all())
+    ctx.expect(x._version == version and same, "your function changed its input #1 in place")
+    expected = torch.relu(x)
+    ctx.expect(isinstance(out, torch.Tensor) and out.shape == x.shape,
+               f"relu(x) returned {type(out).__name__} of shape {tuple(getattr(out, 'shape', ()))} for x of shape (32,)")
+    ctx.expect_equal("where relu(x) is NaN, for x with NaN, +-inf and zeros (torch.relu keeps NaN as NaN)",
+                     torch.isnan(out), torch.isnan(expected))
+    ctx.expect_close("relu(x) for x with NaN, +-inf, zeros and huge values", out, expected)
 
     rows, cols = ctx.choice([3, 17, 64]), ctx.choice([5, 31, 100])
     layouts = [

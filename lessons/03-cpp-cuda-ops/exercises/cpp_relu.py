@@ -13,13 +13,13 @@ CPP_SOURCE = r"""
 #include <torch/csrc/Exceptions.h>
 
 at::Tensor relu(const at::Tensor& x) {
-    // TODO 1: reject bad input with TORCH_CHECK(condition, "message parts", ...):
-    //   - x.scalar_type() must be at::kFloat; the message must say "float32" and what it got
-    //   - x.device().is_cpu() must hold; the message must say "CPU"
+    // TODO 1: reject what this function cannot handle with a clear error: anything but
+    //   float32 (the message must say "float32" and what it got), and anything not on the CPU
+    //   (the message must say "CPU").
 
-    // TODO 2: make a contiguous version of x (x.contiguous()), allocate the output with
-    //   at::empty_like, take the raw pointers with data_ptr<float>() and loop over numel()
-    //   elements: out[i] = in[i] > 0 ? in[i] : 0.
+    // TODO 2: return a NEW tensor equal to torch.relu(x), for any shape and any memory layout
+    //   (transposed, sliced with gaps, expanded). Watch out: raw pointers walk memory in order,
+    //   and a NaN must stay NaN, as it does in torch.relu.
 
     TORCH_CHECK_NOT_IMPLEMENTED(false, "TODO: implement relu in CPP_SOURCE");
     return x;
