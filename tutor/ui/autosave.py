@@ -7,7 +7,8 @@ import time
 from pathlib import Path
 
 from tutor.course import Exercise
-from tutor.workspace import Workspace, atomic_write
+from tutor import sourcefile
+from tutor.workspace import Workspace, WorkspaceError, atomic_write
 
 
 class Debouncer:
@@ -62,8 +63,15 @@ class EditorFile:
             return None
 
     def load(self) -> str:
-        """Read the file (created from the stub on first use). Raises WorkspaceError/OSError."""
+        """Read the file (created from the stub on first use). Raises WorkspaceError/OSError,
+        and WorkspaceError when its bytes do not decode: saving the replacement characters
+        the decoder put in their place would destroy them."""
         text = self.workspace.read(self.exercise)
+        if "\ufffd" in text:
+            raw = self.path.read_bytes()
+            if sourcefile.encode(text) != raw:
+                raise WorkspaceError("some of its bytes are not valid text in its encoding "
+                                     "(fix them in another editor; the file is left untouched)")
         self.saved_text = text
         self.mtime_ns = self._stat()
         return text

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from rich.console import Console, ConsoleOptions, RenderResult
+from rich.console import Console, ConsoleOptions, RenderableType, RenderResult
 from rich.markdown import CodeBlock, Markdown
+from rich.measure import Measurement
 from rich.padding import Padding
+from rich.segment import Segment
 from rich.syntax import Syntax
 from rich.text import Text
 from textual.widgets import Static
@@ -36,6 +38,30 @@ class GuideMarkdown(Markdown):
     elements = {**Markdown.elements, "fence": _CodeBlock, "code_block": _CodeBlock}
 
 
+class _PerWidth:
+    """Renders once per width and replays the lines: Textual asks a Static for its height and
+    then for its lines, and layout settles through several passes at startup (a guide was
+    rendered six times before the first paint)."""
+
+    def __init__(self, renderable: RenderableType) -> None:
+        self.renderable = renderable
+        self._lines: dict[tuple[int, bool], list[list[Segment]]] = {}
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        key = (options.max_width, console.is_terminal)
+        lines = self._lines.get(key)
+        if lines is None:
+            lines = console.render_lines(self.renderable, options)
+            self._lines[key] = lines
+        new_line = Segment.line()
+        for line in lines:
+            yield from line
+            yield new_line
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return Measurement(1, options.max_width)
+
+
 class GuideView(Static):
     """Shows one step's Markdown; `source` is the text shown."""
 
@@ -43,7 +69,7 @@ class GuideView(Static):
 
     def show(self, markdown: str) -> None:
         self.source = markdown
-        self.update(GuideMarkdown(markdown, code_theme="monokai", hyperlinks=False))
+        self.update(_PerWidth(GuideMarkdown(markdown, code_theme="monokai", hyperlinks=False)))
 
     def highlight_code(self) -> None:
         """Highlight code blocks from now on (call after the first paint)."""
