@@ -142,15 +142,18 @@ def check(ctx):
     lr = ctx.choice([3e-3, 4e-3])  # the step must use the learning rate it is given
 
     with _one_thread(dev):
-        # 1. Odd sizes, a few steps: nothing may depend on the sizes of the main run.
+        # 1. Causal attention, on the baseline's starting weights and odd sizes.
+        ctx.phase("checking that your model is causal")
+        _causal(ctx, _learner_model(ctx, SMALL, build(SMALL, ctx.seed, dev)), SMALL)
+
+        # 2. Odd sizes, a few steps: nothing may depend on the sizes of the main run.
         ctx.phase("training a small model with odd sizes, yours and the baseline")
-        _, small_model, *_rest, small_base, small_mine = _train(ctx, SMALL, SMALL_STEPS, lr, " (small model)")
+        *_, small_base, small_mine = _train(ctx, SMALL, SMALL_STEPS, lr, " (small model)")
         ok = _within(small_mine, small_base, CURVE_ATOL)
         ctx.expect(ok, "" if ok else _curve_reason(small_mine, small_base, CURVE_ATOL,
                                                    f" on a small model ({SMALL.seq} positions, batch {SMALL.batch})"))
-        _causal(ctx, small_model, SMALL)
 
-        # 2. The loss curve of the main run.
+        # 3. The loss curve of the main run.
         ctx.phase(f"training {STEPS} steps, yours and the baseline")
         base, model, base_step, my_step, batches, base_curve, mine = _train(ctx, sizes, STEPS, lr, "")
         leaks = []
@@ -169,7 +172,7 @@ def check(ctx):
         ctx.expect_close(f"loss at steps 1-{STEPS}", torch.tensor(mine, dtype=torch.float64),
                          torch.tensor(base_curve, dtype=torch.float64), atol=CURVE_ATOL, rtol=0.0)
 
-        # 3. The model the step was given is the one that learned.
+        # 4. The model the step was given is the one that learned.
         held_x, held_y = batches[STEPS]
         mine_held, base_held = _loss(model, held_x, held_y), _loss(base, held_x, held_y)
         ctx.figure("held_out_loss", {"yours": round(mine_held, 4), "baseline": round(base_held, 4)})
@@ -181,7 +184,7 @@ def check(ctx):
         ctx.expect_close("held-out loss of the trained model", mine_held, base_held,
                          atol=HELD_OUT_ATOL, rtol=0.0)
 
-    # 4. Peak memory of one step each, then time, on the models trained above.
+    # 5. Peak memory of one step each, then time, on the models trained above.
     x, y = batches[0]
     # Warm both sides under the profiler: its first run pays its own start-up, and the gradients
     # a step frees are only counted when the profiler saw them allocated.
