@@ -17,13 +17,15 @@ import asyncio
 import time
 from typing import cast
 
+from rich.text import Text
+
 from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Container, Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import ContentSwitcher, Footer, Header, Static
+from textual.widgets import ContentSwitcher, Static
 
 from tutor.course import Chapter, Exercise, Passage, Step
 from tutor.progress import ProgressError
@@ -38,6 +40,7 @@ from tutor.ui.status import chapter_progress_label, first_step_to_do, icon, step
 from tutor.ui.widgets.editor import CodeEditor
 from tutor.ui.widgets.guide import GuideView
 from tutor.ui.widgets.hints import HintPanel, code_suggestion
+from tutor.ui.widgets.keybar import KeyBar
 from tutor.ui.widgets.navigator import StepNavigator
 from tutor.ui.widgets.results import ResultsPanel
 from tutor.workspace import WorkspaceError
@@ -139,7 +142,8 @@ class MainScreen(Screen[None]):
     # -- layout ---------------------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        yield Header(show_clock=False, icon="▣")
+        # One Static, not Textual's Header (three widgets and a clock slot): a lighter first paint.
+        yield Static(id="title-bar")
         yield Static(id="step-title")
         with Horizontal(id="body"):
             yield StepNavigator(id="navigator")
@@ -149,7 +153,7 @@ class MainScreen(Screen[None]):
             # Filled by _ensure_work: a reading step's first paint does without the editor.
             yield Vertical(id="work-pane")
         yield Static(id="too-small")
-        yield Footer(compact=True, show_command_palette=False)
+        yield KeyBar(id="keys")
 
     async def _build_work(self) -> None:
         """Mount the editor, type-along area and panels (once). A reading step's first paint
@@ -370,7 +374,8 @@ class MainScreen(Screen[None]):
             line += f"  ·  id: {self.step.id}"
         self.query_one("#step-title", Static).update(line)
         self.tutor.update_header(self.chapter, snap)
-        self.app.sub_title = chapter_progress_label(self.chapter, snap)
+        self.query_one("#title-bar", Static).update(
+            Text(f"{self.app.title} — {chapter_progress_label(self.chapter, snap)}"))
 
     def _show_work(self, step: Step) -> None:
         self.saver.file = None
