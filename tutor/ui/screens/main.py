@@ -47,7 +47,10 @@ from tutor.workspace import WorkspaceError
 
 MIN_WIDTH, MIN_HEIGHT = 50, 14
 ZOOMS = ("split", "guide", "work")
-SPLIT_DEFAULT, SPLIT_MIN, SPLIT_MAX, SPLIT_STEP = 40, 20, 70, 5
+SPLIT_MIN, SPLIT_MAX, SPLIT_STEP = 20, 70, 5
+# The guide's share of the width, per step kind: a type-along passage needs its code's full
+# line length more than the guide (which shows the same code).
+SPLIT_DEFAULT = {"exercise": 40, "passage": 30}
 
 # Which step kinds show a binding in the footer (the key works everywhere it makes sense; the
 # footer lists only what helps on this step, so it fits 80 columns with Help and Quit).
@@ -219,9 +222,9 @@ class MainScreen(Screen[None]):
                 self.set_class(on, name, update=False)
             self.update_node_styles()
         try:
-            split = int(self._state("split", str(SPLIT_DEFAULT)))
+            split = int(self._state(f"split.{kind}", str(SPLIT_DEFAULT.get(kind, 40))))
         except ValueError:
-            split = SPLIT_DEFAULT
+            split = SPLIT_DEFAULT.get(kind, 40)
         split = max(SPLIT_MIN, min(SPLIT_MAX, split))
         layout = (kind, zoom, nav, split, self.has_class("-tiny"), self.size)
         if layout == self._layout:
@@ -564,11 +567,12 @@ class MainScreen(Screen[None]):
         if self._kind() == "read":
             return
         try:
-            split = int(self._state("split", str(SPLIT_DEFAULT)))
+            kind = self._kind()
+            split = int(self._state(f"split.{kind}", str(SPLIT_DEFAULT.get(kind, 40))))
         except ValueError:
-            split = SPLIT_DEFAULT
+            split = SPLIT_DEFAULT.get(self._kind(), 40)
         split = max(SPLIT_MIN, min(SPLIT_MAX, split + direction * SPLIT_STEP))
-        self._set_state("split", str(split))
+        self._set_state(f"split.{self._kind()}", str(split))
         if self._state("zoom", "split") != "split":
             self._set_state("zoom", "split")
         self._apply_layout()
