@@ -20,11 +20,11 @@ void softmax_rows(const scalar_t* x, scalar_t* out, int64_t begin, int64_t end, 
         scalar_t* o = out + r * cols;
         // 1. the row's max: exp(x - max) <= 1, so nothing overflows
         scalar_t m = -std::numeric_limits<scalar_t>::infinity();
-        for (int64_t j = 0; j < cols; ++j) m = std::max(m, in[j]);
+        for (int64_t j = 0; j < cols; ++j) m = std::max(m, in[j]);  // key
         // 2. exponentials (kept in the output) and their sum
         scalar_t sum = 0;
         for (int64_t j = 0; j < cols; ++j) {
-            o[j] = std::exp(in[j] - m);
+            o[j] = std::exp(in[j] - m);  // key
             sum += o[j];
         }
         // 3. normalise: one division per row, a multiply per element
@@ -41,7 +41,7 @@ at::Tensor softmax(const at::Tensor& x) {
     const int64_t rows = input.size(0), cols = input.size(1);
     // One instantiation of softmax_rows per floating dtype; anything else raises
     // "softmax" not implemented for 'Long'.
-    AT_DISPATCH_FLOATING_TYPES(input.scalar_type(), "softmax", [&] {
+    AT_DISPATCH_FLOATING_TYPES(input.scalar_type(), "softmax", [&] {  // key
         const scalar_t* in = input.data_ptr<scalar_t>();
         scalar_t* o = out.data_ptr<scalar_t>();
         // Rows are independent: split them across ATen's intra-op threads.

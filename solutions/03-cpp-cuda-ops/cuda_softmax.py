@@ -81,7 +81,7 @@ __global__ void softmax_kernel(const float* __restrict__ x, float* __restrict__ 
 
     float m = -INFINITY;
     for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) m = fmaxf(m, row[j]);
-    m = block_reduce<true>(m, partials);
+    m = block_reduce<true>(m, partials);  // key
 
     float sum = 0.0f;
     for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) sum += expf(row[j] - m);
@@ -93,7 +93,7 @@ __global__ void softmax_kernel(const float* __restrict__ x, float* __restrict__ 
 
 void launch_softmax(const float* x, float* y, int64_t rows, int64_t cols, cudaStream_t stream) {
     // One block per row, kThreads threads each, no dynamic shared memory, PyTorch's stream.
-    softmax_kernel<<<static_cast<unsigned int>(rows), kThreads, 0, stream>>>(x, y, cols);
+    softmax_kernel<<<static_cast<unsigned int>(rows), kThreads, 0, stream>>>(x, y, cols);  // key
 }
 """
 

@@ -46,6 +46,7 @@ def check(ctx):
         ("long rows", ctx.choice([4, 9]), 4097, 1.0, f32, False),
         ("a float64 x", ctx.choice([13, 40]), ctx.choice([77, 300]), 5.0, f64, False),
         ("a transposed (non-contiguous) x", ctx.choice([31, 64]), ctx.choice([45, 100]), 3.0, f32, True),
+        ("no rows", 0, ctx.choice([3, 8]), 1.0, f32, False),
     ]
     for i in ctx.trials(len(cases), "values, trial"):
         what, rows, cols, scale, dtype, strided = cases[i]
@@ -69,12 +70,24 @@ def check(ctx):
                                  "overflowed. Subtract each row's max first: exp(x - max) is at most 1")
         ctx.expect_close(f"softmax(x) for an input with {what}", out, torch.softmax(x, dim=1))
 
+    # Masked positions: -inf entries get probability 0 and leave the rest a proper softmax.
+    ctx.phase("values at the extremes")
+    x = ctx.randn(6, 9, scale=3.0)
+    x[torch.rand(6, 9, generator=ctx.generator) < 0.3] = float("-inf")
+    x[:, 0] = ctx.randn(6)  # every row keeps a finite value
+    out = _call(ctx, mine.softmax, x, "an input with -inf entries (masked positions)")
+    ctx.expect_close("softmax(x) for an input with -inf entries (masked positions: probability 0)",
+                     out, torch.softmax(x, dim=1))
+
     ctx.phase("checking that bad input is rejected")
     x3 = ctx.randn(2, 3, 4)
     ctx.expect_raises("a 3-D input should raise an error (this softmax takes 2-D (rows, cols) tensors: "
                       "TORCH_CHECK(x.dim() == 2, ...))", lambda: mine.softmax(x3), RuntimeError)
     xi = ctx.randint(0, 10, (4, 5))
     ctx.expect_raises("an int64 input should raise an error", lambda: mine.softmax(xi), RuntimeError)
+    meta = torch.empty(4, 5, device="meta")
+    ctx.expect_raises("softmax of a tensor that is not on the CPU (here: on the `meta` device) should raise an error",
+                      lambda: mine.softmax(meta), (RuntimeError, TypeError), match="cpu")
 
     x = ctx.randn(512, 1024)
     ctx.time(lambda: mine.softmax(x), lambda: ctx.reference.softmax(x), name="time")

@@ -25,18 +25,17 @@ void softmax_rows(const scalar_t* x, scalar_t* out, int64_t begin, int64_t end, 
     for (int64_t r = begin; r < end; ++r) {
         const scalar_t* in = x + r * cols;
         scalar_t* o = out + r * cols;
-        // TODO 1: m = the max of in[0..cols) (start from -std::numeric_limits<scalar_t>::infinity())
-        // TODO 2: o[j] = std::exp(in[j] - m), adding each to a running sum
-        // TODO 3: multiply every o[j] by 1 / sum
+        // TODO 1: write softmax(in[0..cols)) into o[0..cols). Watch out: exp overflows for
+        //   values near 1000 and underflows to 0 for values near -1000, yet the softmax of such a
+        //   row is an ordinary set of numbers; and a row of length 1 has softmax 1.
     }
 }
 
 at::Tensor softmax(const at::Tensor& x) {
-    // TODO 4: TORCH_CHECK that x is 2-D (x.dim() == 2) and on the CPU.
-    // TODO 5: input = x.contiguous(); out = at::empty_like(input); then call
-    //   softmax_rows<scalar_t>(...) inside AT_DISPATCH_FLOATING_TYPES(input.scalar_type(), "softmax", [&] { ... })
-    //   so one source serves float32 and float64. Bonus: wrap the call in
-    //   at::parallel_for(0, rows, grain, [&](int64_t begin, int64_t end) { ... }) to use several threads.
+    // TODO 2: reject what this function cannot handle with a clear error (it takes 2-D
+    //   (rows, cols) tensors on the CPU), then apply softmax_rows to every row. Watch out: one
+    //   source must serve float32 AND float64 (int64 must be refused), and x may be transposed
+    //   or sliced. Bonus: rows are independent, so several threads can share them.
     TORCH_CHECK_NOT_IMPLEMENTED(false, "TODO: implement softmax in CPP_SOURCE");
     return x;
 }

@@ -26,10 +26,9 @@ CPP_SOURCE = r"""
 void launch_softmax(const float* x, float* y, int64_t rows, int64_t cols, cudaStream_t stream);
 
 at::Tensor softmax(const at::Tensor& x) {
-    // TODO 1: validate x with TORCH_CHECK before touching its memory. It must be
-    //   - on a CUDA device (x.is_cuda()); the message must mention "CUDA"
-    //   - float32 (x.scalar_type() == at::kFloat); the message must mention "float32"
-    //   - 2-D (x.dim() == 2)
+    // TODO 1: refuse, with a clear error and before touching memory, what the kernel cannot
+    //   handle: a tensor not on a CUDA device (the message must mention "CUDA"), anything but
+    //   float32 (the message must mention "float32"), anything but 2-D.
     TORCH_CHECK(x.size(0) <= std::numeric_limits<int>::max(), "softmax: too many rows for one launch");
 
     // Make x's GPU the current device, so the output is allocated and the kernel runs there.
@@ -55,19 +54,17 @@ CUDA_SOURCE = r"""
 constexpr int kThreads = 256;             // threads per block: 8 warps of 32
 constexpr int kWarps = kThreads / 32;
 
-// TODO 2: butterfly reductions inside one warp. Combine v with
-//   __shfl_xor_sync(0xffffffffu, v, offset) for offset = 16, 8, 4, 2, 1 (fmaxf for the max,
-//   + for the sum); afterwards every lane holds the warp's result.
+// TODO 2: the max and the sum of the 32 values held by one warp's lanes, without shared
+//   memory; afterwards every lane must hold the warp's result.
 __device__ __forceinline__ float warp_max(float v) { return v; }
 __device__ __forceinline__ float warp_sum(float v) { return v; }
 
-// TODO 3: reduce across the block: each warp reduces its values (warp_max / warp_sum), lane 0
-//   of each warp writes its result to shared memory, __syncthreads(), then every warp reduces
-//   the kWarps values again; __syncthreads() once more before the shared array is reused.
+// TODO 3: the max and the sum over a whole block (kWarps warps). Watch out: every thread of the
+//   block must take part (no early return), and shared memory written by one warp may only be
+//   read after all of them have written it, and rewritten only after all have read it.
 
-// TODO 4: one block per row. blockIdx.x picks the row; the block's threads stride over the
-//   columns (j = threadIdx.x; j < cols; j += blockDim.x) for the max, the sum of expf(x - max),
-//   and the output, with a block-wide reduction after each of the first two loops.
+// TODO 4: one block per row, its threads sharing the row's columns: the row's max, the sum of
+//   expf(x - max), then the output, each computed by all of the block's threads together.
 //   This version is the "before": one thread walks the whole row three times.
 __global__ void softmax_kernel(const float* __restrict__ x, float* __restrict__ y, int64_t cols) {
     const float* row = x + static_cast<int64_t>(blockIdx.x) * cols;
@@ -81,7 +78,7 @@ __global__ void softmax_kernel(const float* __restrict__ x, float* __restrict__ 
 }
 
 void launch_softmax(const float* x, float* y, int64_t rows, int64_t cols, cudaStream_t stream) {
-    // TODO 5: launch kThreads threads per block instead of 1.
+    // TODO 5: launch as many threads per block as the kernel now expects.
     softmax_kernel<<<static_cast<unsigned int>(rows), 1, 0, stream>>>(x, y, cols);
 }
 """
