@@ -12,7 +12,14 @@ from functools import partial
 import pytest
 import torch
 
-from .conftest import REJECTED, assert_fails, assert_passes, describe, mutant_seeds, mutate
+from .conftest import (
+    REJECTED,
+    assert_fails,
+    assert_passes,
+    describe,
+    mutant_seeds,
+    mutate,
+)
 
 pytestmark = pytest.mark.slow
 

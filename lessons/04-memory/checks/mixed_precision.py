@@ -9,7 +9,6 @@ import math
 
 import torch
 from torch import nn
-from torch.nn import functional as F
 
 STEPS = 30
 
