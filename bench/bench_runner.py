@@ -54,15 +54,26 @@ _real = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(_real)
 
 
+class _SelfTiming:
+    """The checker's ctx with one change: each time(a, b) also times a against a. A view of
+    ctx, not a patch of it (the runner refuses a ctx whose methods were replaced)."""
+
+    def __init__(self, ctx):
+        object.__setattr__(self, "_ctx", ctx)
+
+    def __getattr__(self, name):
+        return getattr(self._ctx, name)
+
+    def __setattr__(self, name, value):
+        setattr(self._ctx, name, value)
+
+    def time(self, learner, reference, *, name="time", **kw):
+        self._ctx.time(learner, learner, name="self: " + name, **kw)
+        return self._ctx.time(learner, reference, name=name, **kw)
+
+
 def check(ctx):
-    timed = ctx.time
-
-    def self_time(learner, reference, *, name="time", **kw):
-        timed(learner, learner, name="self: " + name, **kw)
-        return timed(learner, reference, name=name, **kw)
-
-    ctx.time = self_time
-    _real.check(ctx)
+    _real.check(_SelfTiming(ctx))
 '''
 
 
