@@ -15,8 +15,9 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.screen import Screen
 
-from tutor import paths
-from tutor.course import Chapter, Course
+from tutor import i18n, paths
+from tutor.course import Chapter, Course, LessonError, load_course
+from tutor.i18n import N_, _
 from tutor.progress import Progress, ProgressError
 from tutor.ui.messages import RunnerFailed, RunnerReady, post
 from tutor.ui.screens.main import MainScreen
@@ -28,6 +29,7 @@ if TYPE_CHECKING:  # the client module is imported on first use, off the first p
     from tutor.runner.client import Runner
 
 RunnerFactory = Callable[[], "Runner"]
+CourseLoader = Callable[[str], Course]  # language -> the course in it
 
 
 def _default_runner(home: Path, device: str) -> "Runner":
@@ -40,29 +42,40 @@ class TutorApp(App[int]):
     CSS_PATH = "tutor.tcss"
     TITLE = "tutor"
     BINDINGS = [
-        Binding("ctrl+q", "quit", "Quit", id="quit", priority=True,
-                tooltip="Save and quit (run `tutor start` to come back here)"),
+        Binding("ctrl+q", "quit", N_("Quit"), id="quit", priority=True,
+                tooltip=N_("Save and quit (run `tutor start` to come back here)")),
         Binding("ctrl+c", "help_quit", show=False, system=True),
     ]
 
     def __init__(self, course: Course, home: Path, chapter: int, step_id: str | None = None,
                  device: str = "auto", *, warm_runner: bool = True,
-                 runner_factory: RunnerFactory | None = None) -> None:
+                 runner_factory: RunnerFactory | None = None,
+                 course_loader: CourseLoader | None = None) -> None:
         super().__init__()
         self.course = course
         self.home = home
         self.device = device
         self.progress = Progress(home)  # raises ProgressError: run_app reports it
+        # Damage found while the app runs is recovered from at once: say so at once too.
+        self.progress.on_notice = self._progress_notice
         self.workspace = Workspace(home)
         self.gpus: int | None = None    # known once the runner is up
         self._start = (chapter, step_id)
         self._warm = warm_runner
         self._runner_factory = runner_factory or (lambda: _default_runner(home, device))
+        self._course_loader = course_loader or (lambda lang: load_course(lang=lang))
         self._runner: "Runner | None" = None
         self._runner_lock = threading.Lock()
         self._closed = False
         self.exit_message = ""  # printed by run_app once the terminal is restored
 
+
+    def _progress_notice(self, text: str) -> None:
+        """Called by Progress from whichever thread met the damage."""
+        if threading.get_ident() == getattr(self, "_thread_id", None):
+            self.notify(text, severity="warning", timeout=15)
+        else:
+            self.call_from_thread(self.notify, text, severity="warning", timeout=15)
     def get_default_screen(self) -> Screen:
         chapter, step_id = self._start
         return MainScreen(chapter, step_id)
@@ -104,7 +117,8 @@ class TutorApp(App[int]):
             self.main.refresh_status()
 
     def on_runner_failed(self, message: RunnerFailed) -> None:
-        self.notify(f"The runner could not start: {message.reason}", severity="warning", timeout=10)
+        self.notify(_("The runner could not start: {reason}", reason=message.reason), severity="warning",
+                    timeout=10)
 
     def cancel_run(self) -> None:
         if self._runner is not None:
@@ -116,7 +130,7 @@ class TutorApp(App[int]):
         try:
             return Snapshot(self.progress.all_exercises(), self.progress.passages_done(), self.gpus)
         except Exception as exc:  # sqlite errors: show what we can, say why once
-            self.notify(f"cannot read progress: {exc}", severity="error")
+            self.notify(_("cannot read progress: {error}", error=exc), severity="error")
             return Snapshot({}, set(), self.gpus)
 
     def last_position(self) -> tuple[int, str | None] | None:
@@ -133,8 +147,8 @@ class TutorApp(App[int]):
 
     def all_bindings(self) -> list[Binding]:
         """Everything the help screen lists, in the order shown."""
-        palette = Binding(self.COMMAND_PALETTE_BINDING, "command_palette", "Command palette",
-                          tooltip="Search every command", id="command-palette")
+        palette = Binding(self.COMMAND_PALETTE_BINDING, "command_palette", N_("Command palette"),
+                          tooltip=N_("Search every command"), id="command-palette")
         found = [*CodeEditor.BINDINGS, *MainScreen.BINDINGS, palette, *self.BINDINGS]
         # MainScreen lists footer bindings twice (shown / hidden twin): list each key once.
         return [b for b in found if isinstance(b, Binding) and b.description
@@ -149,12 +163,32 @@ class TutorApp(App[int]):
                     continue
                 key = b.key.split(",")[0]
                 action = b.action.removeprefix("footer_")
-                yield SystemCommand(f"{b.description} ({key})", b.tooltip or b.description,
+                yield SystemCommand(f"{_(b.description)} ({key})", _(b.tooltip or b.description),
                                     lambda action=action: screen.run_action(action))
-            yield SystemCommand("Hint (tab)", "Reveal the next hint for this exercise",
+            yield SystemCommand(_("Hint") + " (tab)", _("Reveal the next hint for this exercise"),
                                 screen.action_hint)
-            yield SystemCommand("Wrap long lines (f3)", "Soft-wrap long lines in the editor on/off",
+            yield SystemCommand(_("Wrap long lines") + " (f3)",
+                                _("Soft-wrap long lines in the editor on/off"),
                                 lambda: screen.query_one("#editor", CodeEditor).action_toggle_wrap())
+
+    def switch_language(self, lang: str) -> None:
+        """Speak `lang` from now on: reload the course in it, redraw the main screen where it
+        stands, and remember the choice for the next `tutor start`."""
+        try:
+            course = self._course_loader(lang)
+        except (LessonError, OSError) as exc:
+            self.notify(_("cannot load the course in {lang}: {error}", lang=lang, error=exc),
+                        severity="error")
+            return
+        i18n.set_language(lang)
+        self.course = course
+        try:
+            self.progress.set_state("lang", lang)
+        except ProgressError as exc:
+            self.notify(str(exc), severity="warning")
+        if self.screen_stack and isinstance(self.screen_stack[0], MainScreen):
+            self.main.relocalize()
+        self.notify(_("Language: {name} (F12 switches back)", name=i18n.LANGUAGES[lang]), timeout=3)
 
     async def action_quit(self) -> None:
         if self.screen_stack and isinstance(self.screen_stack[0], MainScreen):
@@ -175,10 +209,10 @@ class TutorApp(App[int]):
 
 
 def run_app(course: Course, home: Path, chapter: int, step_id: str | None = None,
-            device: str = "auto") -> int:
+            device: str = "auto", course_loader: CourseLoader | None = None) -> int:
     """Run the app until the learner quits; return the process exit code."""
     try:
-        app = TutorApp(course, home, chapter, step_id, device)
+        app = TutorApp(course, home, chapter, step_id, device, course_loader=course_loader)
     except ProgressError as exc:
         print(f"tutor: {exc}", file=sys.stderr)
         return 1

@@ -18,7 +18,6 @@ import time
 from typing import cast
 
 from rich.text import Text
-
 from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -27,7 +26,9 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import ContentSwitcher, Static
 
+from tutor import i18n
 from tutor.course import Chapter, Exercise, Passage, Step
+from tutor.i18n import N_, _
 from tutor.progress import ProgressError
 from tutor.runner.protocol import Verdict
 from tutor.ui.autosave import EditorFile
@@ -42,7 +43,7 @@ from tutor.ui.widgets.guide import GuideView
 from tutor.ui.widgets.hints import HintPanel, code_suggestion
 from tutor.ui.widgets.keybar import KeyBar
 from tutor.ui.widgets.navigator import StepNavigator
-from tutor.ui.widgets.results import ResultsPanel
+from tutor.ui.widgets.results import ResultsPanel, status_word
 from tutor.workspace import WorkspaceError
 
 MIN_WIDTH, MIN_HEIGHT = 50, 14
@@ -69,20 +70,20 @@ FOOTER: dict[str, tuple[str, ...]] = {
 
 # (keys, action, description, id, tooltip) of the bindings the footer may show.
 _SHOWN = [
-    ("ctrl+r,f5", "run", "Check", "run",
-     "Check your code (pressing it again cancels the run in flight and restarts)"),
-    ("ctrl+r,f5", "run_passage", "Run", "run-passage",
-     "Run the passage you typed as a program and show its output"),
-    ("ctrl+n,alt+right", "next_step", "Next", "next-step", "Next step"),
+    ("ctrl+r,f5", "run", N_("Check"), "run",
+     N_("Check your code (pressing it again cancels the run in flight and restarts)")),
+    ("ctrl+r,f5", "run_passage", N_("Run"), "run-passage",
+     N_("Run the passage you typed as a program and show its output")),
+    ("ctrl+n,alt+right", "next_step", N_("Next"), "next-step", N_("Next step")),
     # Ctrl+P stays Textual's command palette (the way to reach F-key actions on laptops whose
     # F-keys are media keys), so "previous" is Alt+← only.
-    ("alt+left", "previous_step", "Prev", "previous-step", "Previous step"),
-    ("f2", "toggle_navigator", "Steps", "steps", "Show or hide the list of steps"),
-    ("ctrl+o", "chapters", "Chapters", "chapters", "Jump to another chapter"),
-    ("f9", "solution", "Solution", "solution",
-     "Show the reference solution beside your code (once passed, or after the last hint)"),
-    ("f4", "zoom", "Zoom", "zoom", "Give the guide, then the work, the full width; again: side by side"),
-    ("f1", "help", "Help", "help", "Every key, what Tab does, the step icons"),
+    ("alt+left", "previous_step", N_("Prev"), "previous-step", N_("Previous step")),
+    ("f2", "toggle_navigator", N_("Steps"), "steps", N_("Show or hide the list of steps")),
+    ("ctrl+o", "chapters", N_("Chapters"), "chapters", N_("Jump to another chapter")),
+    ("f9", "solution", N_("Solution"), "solution",
+     N_("Show the reference solution beside your code (once passed, or after the last hint)")),
+    ("f4", "zoom", N_("Zoom"), "zoom", N_("Give the guide, then the work, the full width; again: side by side")),
+    ("f1", "help", N_("Help"), "help", N_("Every key, what Tab does, the step icons")),
 ]
 
 
@@ -106,25 +107,29 @@ class MainScreen(Screen[None]):
 
     BINDINGS = [
         *_footer_bindings(),
-        Binding("f8", "reset", "Reset", id="reset", show=False,
-                tooltip="Reset the exercise to its stub (asks first; your version is backed up)"),
-        Binding("alt+shift+left", "split(-1)", "Split ◀", id="split-left", show=False,
-                tooltip="Move the split: narrower guide"),
-        Binding("alt+shift+right", "split(1)", "Split ▶", id="split-right", show=False,
-                tooltip="Move the split: wider guide"),
-        Binding("alt+down,ctrl+down", "scroll_panel(1)", "Scroll panel", id="panel-down", show=False,
-                tooltip="Scroll the results (or hints) panel down"),
-        Binding("alt+up,ctrl+up", "scroll_panel(-1)", "Scroll panel up", id="panel-up", show=False,
-                tooltip="Scroll the results (or hints) panel up"),
+        Binding("f8", "reset", N_("Reset"), id="reset", show=False,
+                tooltip=N_("Reset the exercise to its stub (asks first; your version is backed up)")),
+        Binding("alt+shift+left", "split(-1)", N_("Split ◀"), id="split-left", show=False,
+                tooltip=N_("Move the split: narrower guide")),
+        Binding("alt+shift+right", "split(1)", N_("Split ▶"), id="split-right", show=False,
+                tooltip=N_("Move the split: wider guide")),
+        Binding("alt+down,ctrl+down", "scroll_panel(1)", N_("Scroll panel"), id="panel-down", show=False,
+                tooltip=N_("Scroll the results (or hints) panel down")),
+        Binding("alt+up,ctrl+up", "scroll_panel(-1)", N_("Scroll panel up"), id="panel-up", show=False,
+                tooltip=N_("Scroll the results (or hints) panel up")),
         # The editor binds F7 to select-all: priority, so the panels come back from anywhere.
-        Binding("f7", "toggle_panels", "Panels", id="panels", show=False, priority=True,
-                tooltip="Show the hint and results panels again (Esc closes the top one)"),
-        Binding("ctrl+s", "save", "Save", id="save", show=False,
-                tooltip="Save now (your code is also saved automatically as you type)"),
+        Binding("f7", "toggle_panels", N_("Panels"), id="panels", show=False, priority=True,
+                tooltip=N_("Show the hint and results panels again (Esc closes the top one)")),
+        Binding("ctrl+s", "save", N_("Save"), id="save", show=False,
+                tooltip=N_("Save now (your code is also saved automatically as you type)")),
+        # F12: the language, live (the step, the editor and the results stay as they are).
+        Binding("f12", "switch_language", N_("Language"), id="language", show=False,
+                tooltip=N_("Switch between English and 中文 (remembered for next time)")),
     ]
 
     def __init__(self, chapter: int, step_id: str | None) -> None:
         super().__init__(id="main")
+        self._mistake: tuple[str, str] | None = None  # (exercise id, its targeted hint)
         self._start = (chapter, step_id)
         self.chapter: Chapter | None = None
         self.step: Step | None = None
@@ -136,6 +141,7 @@ class MainScreen(Screen[None]):
         self._layout: tuple[object, ...] = ()  # what _apply_layout last applied
         self._work_started = False
         self._work_ready = asyncio.Event()
+        self._painted = False  # the first frame is up
         self._last_error = ("", 0.0)
 
     @property
@@ -184,8 +190,9 @@ class MainScreen(Screen[None]):
         self.set_class(small, "-too-small")
         if small:
             self.query_one("#too-small", Static).update(
-                f"Terminal too small ({width}x{height}): tutor needs at least {MIN_WIDTH}x{MIN_HEIGHT}. "
-                "Enlarge the window; your work is saved.")
+                _("Terminal too small ({width}x{height}): tutor needs at least {min_width}x{min_height}. "
+                  "Enlarge the window; your work is saved.", width=width, height=height,
+                  min_width=MIN_WIDTH, min_height=MIN_HEIGHT))
         if self.step is not None:
             self._apply_layout()
 
@@ -265,7 +272,18 @@ class MainScreen(Screen[None]):
         if editor.display:
             editor.scroll_cursor_visible()
 
+    def _breakpoint_classes(self) -> None:
+        """The size classes Textual sets on the first Resize, set before the first layout
+        instead: set after it, they restyle and lay out the whole screen a second time."""
+        width, height = self.app.size
+        for dimension, points in ((width, self.HORIZONTAL_BREAKPOINTS), (height, self.VERTICAL_BREAKPOINTS)):
+            names = [name for _, name in points or ()]
+            hit = next((name for point, name in sorted(points or (), reverse=True) if dimension >= point), None)
+            for name in names:
+                self.set_class(name == hit, name, update=False)
+
     async def on_mount(self) -> None:
+        self._breakpoint_classes()
         chapter, step_id = self._start
         if isinstance(self._resolve(chapter, step_id)[1], (Exercise, Passage)):
             await self._build_work()  # the first screen shows the editor: build it first
@@ -279,6 +297,7 @@ class MainScreen(Screen[None]):
         self.call_after_refresh(self._after_first_paint)
 
     async def _after_first_paint(self) -> None:
+        self._painted = True
         self.tutor.warm_up()
         self.set_timer(0.2, self.query_one("#guide", GuideView).highlight_code)
         await self._build_work()
@@ -329,7 +348,8 @@ class MainScreen(Screen[None]):
         """Open chapter `number` at `step_id`, else where the learner was, else its start."""
         chapter, step, unknown = self._resolve(number, step_id)
         if unknown:
-            self.notify(f"There is no chapter {number}; opening chapter {chapter.number}.",
+            self.notify(_("There is no chapter {number}; opening chapter {chapter}.", number=number,
+                          chapter=chapter.number),
                         severity="warning")
         self.go_to(step)
 
@@ -347,7 +367,7 @@ class MainScreen(Screen[None]):
             return False
         chapter = self.tutor.course.chapter_of(step)
         if self.chapter is not None and chapter.number != self.chapter.number:
-            self.notify(f"Chapter {chapter.number}: {chapter.title}", timeout=3)
+            self.notify(_("Chapter {number}: {title}", number=chapter.number, title=chapter.title), timeout=3)
         self.chapter = chapter
         self.step = step
         try:  # (a write waits for the disk: skip it when `tutor start` just stored this)
@@ -372,7 +392,8 @@ class MainScreen(Screen[None]):
         self.query_one(StepNavigator).show(self.chapter, self.step.id, snap)
         n = self.chapter.steps.index(self.step) + 1
         status = step_status(self.step, snap)
-        line = f"{icon(status)} Step {n}/{len(self.chapter.steps)} · {self.step.title}"
+        line = f"{icon(status)} " + _("Step {n}/{total}", n=n, total=len(self.chapter.steps))
+        line += f" · {self.step.title}"
         if isinstance(self.step, Exercise):
             line += f"  ·  id: {self.step.id}"
         self.query_one("#step-title", Static).update(line)
@@ -384,7 +405,7 @@ class MainScreen(Screen[None]):
         self.saver.file = None
         self._panels = []
         if not self._work_built:  # a reading step before the work pane exists
-            self.query_one("#guide-scroll").focus()
+            self._focus(self.query_one("#guide-scroll"))
             return
         switcher = self.query_one("#work", ContentSwitcher)
         hints = self.query_one(HintPanel)
@@ -397,7 +418,7 @@ class MainScreen(Screen[None]):
             results.show_idle(self._idle_text(step))
             if results.open:
                 self._panels.append("results")
-            self.query_one("#editor").focus()
+            self._focus(self.query_one("#editor"))
         elif isinstance(step, Passage):
             hints.show_hints((), 0)
             switcher.current = "typing-area"
@@ -407,9 +428,17 @@ class MainScreen(Screen[None]):
             self.query_one("#typing-area", Container).remove_children()
             self.query_one("#guide-scroll").focus()
 
+    def _focus(self, widget: Widget) -> None:
+        """Focus `widget`; before the first frame at once, so the first layout already has the
+        focus styles (Widget.focus defers it, which restyled and laid out the screen again)."""
+        if self._painted:
+            widget.focus()
+        else:
+            self.set_focus(widget, scroll_visible=False)
+
     def _idle_text(self, ex: Exercise) -> str:
         if ex.needs.device_here(self.tutor.gpus or 0)[0] is None:
-            return f"This exercise {ex.needs.describe()}: here its check will be skipped."
+            return _("This exercise {needs}: here its check will be skipped.", needs=ex.needs.describe())
         return ""
 
     def _open_exercise(self, ex: Exercise) -> None:
@@ -419,8 +448,8 @@ class MainScreen(Screen[None]):
             text = f.load()
         except (WorkspaceError, OSError, UnicodeDecodeError) as exc:
             # Show the stub read-only and never autosave over a file we could not read.
-            self.error(f"cannot open your copy of {ex.id} ({f.path}): "
-                       f"{getattr(exc, 'strerror', None) or exc}")
+            self.error(_("cannot open your copy of {id} ({path}): {error}", id=ex.id, path=f.path,
+                         error=getattr(exc, 'strerror', None) or exc))
             editor.read_only = True
             editor.load_text(ex.stub.read_text(encoding="utf-8"))
             return
@@ -433,7 +462,7 @@ class MainScreen(Screen[None]):
 
     def _saved_cursor(self, ex: Exercise, editor: CodeEditor) -> tuple[int, int]:
         """Where the learner left the cursor in this exercise (clamped to the text)."""
-        row, _, col = self._state(f"cursor.{ex.id}", "0,0").partition(",")
+        row, _sep, col = self._state(f"cursor.{ex.id}", "0,0").partition(",")
         try:
             r = max(0, min(int(row), editor.document.line_count - 1))
             return r, max(0, min(int(col or 0), len(editor.document[r])))
@@ -530,8 +559,8 @@ class MainScreen(Screen[None]):
                 if panel.reopen():
                     self._panels.append(name)
             if not self._panels:
-                self.notify("No hints or results yet: Tab on an empty line gives a hint, "
-                            "Ctrl+R checks.", timeout=4)
+                self.notify(_("No hints or results yet: Tab on an empty line gives a hint, "
+                              "Ctrl+R checks."), timeout=4)
         self._fit_panels()
 
     def action_scroll_panel(self, direction: int) -> None:
@@ -540,7 +569,7 @@ class MainScreen(Screen[None]):
         results, hints = self.query_one(ResultsPanel), self.query_one(HintPanel)
         panel: VerticalScroll | None = results if results.open else hints if hints.open else None
         if panel is None:
-            self.notify("No panel is open to scroll.", timeout=2)
+            self.notify(_("No panel is open to scroll."), timeout=2)
             return
         step = max(1, panel.scrollable_content_region.height - 1)
         panel.scroll_relative(y=direction * step, animate=False)
@@ -549,7 +578,7 @@ class MainScreen(Screen[None]):
 
     def action_zoom(self) -> None:
         if self._kind() == "read":
-            self.notify("Reading steps already give the guide the whole width.", timeout=3)
+            self.notify(_("Reading steps already give the guide the whole width."), timeout=3)
             return
         zoom = self._state("zoom", "split")
         nxt = ZOOMS[(ZOOMS.index(zoom) + 1) % len(ZOOMS)] if zoom in ZOOMS else "split"
@@ -559,9 +588,10 @@ class MainScreen(Screen[None]):
             self.query_one("#guide-scroll").focus()
         elif self.exercise is not None:
             self.query_one("#editor").focus()
-        words = {"split": "guide and work side by side", "guide": "the guide, full width",
-                 "work": "the work, full width"}
-        self.notify(f"Zoom: {words[nxt]} (F4 again to change).", timeout=2)
+        words = {"split": _("Zoom: guide and work side by side (F4 again to change)."),
+                 "guide": _("Zoom: the guide, full width (F4 again to change)."),
+                 "work": _("Zoom: the work, full width (F4 again to change).")}
+        self.notify(words[nxt], timeout=2)
 
     def action_split(self, direction: int) -> None:
         if self._kind() == "read":
@@ -610,7 +640,7 @@ class MainScreen(Screen[None]):
     def action_save(self) -> None:
         f = self.saver.file
         if f is not None and self.save_now():
-            self.notify(f"Saved {f.path.name}.", timeout=2)
+            self.notify(_("Saved {name}.", name=f.path.name), timeout=2)
 
     # -- running (Runs does the work) -------------------------------------------------------------
 
@@ -620,10 +650,10 @@ class MainScreen(Screen[None]):
             return
         ex = self.exercise
         if ex is None:
-            self.notify("This step has nothing to check: exercises do.", severity="warning")
+            self.notify(_("This step has nothing to check: exercises do."), severity="warning")
             return
         if not self.save_now():
-            self.notify("Not checked: your code could not be saved first.", severity="error")
+            self.notify(_("Not checked: your code could not be saved first."), severity="error")
             return
         self.runs.check(ex)
         self._opened("results")
@@ -635,7 +665,7 @@ class MainScreen(Screen[None]):
             return
         typed = self._typed_passage()
         if typed is None:
-            self.notify("Finish typing the passage first; then Ctrl+R runs what you typed.",
+            self.notify(_("Finish typing the passage first; then Ctrl+R runs what you typed."),
                         severity="warning")
             return
         if self.runs.run_passage(step, typed):
@@ -657,14 +687,20 @@ class MainScreen(Screen[None]):
         self.refresh_status()
         if self.step != step:
             if verdict.status != "cancelled":
-                self.notify(f"{step.title}: {verdict.status}", timeout=4)
+                self.notify(f"{step.title}: {status_word(verdict.status)}", timeout=4)
             return
         self.show_verdict(step, verdict)
 
     def show_verdict(self, ex: Exercise, verdict: Verdict) -> None:
         last = self.chapter is not None and self.chapter.steps[-1] == ex
-        hint = "Ctrl+O picks the next chapter." if last else "Ctrl+N: next step."
-        self.query_one(ResultsPanel).show_verdict(verdict, ex.title, hint if verdict.passed else "")
+        hint = N_("Ctrl+O picks the next chapter.") if last else N_("Ctrl+N: next step.")
+        # A failure the course knows: Tab offers its own hint before the generic ladder.
+        mistake = None if verdict.passed else ex.mistake_for(verdict.reason)
+        self._mistake = (ex.id, mistake.hint) if mistake else None
+        if mistake:
+            hint = N_("This looks like a known mistake: Tab on an empty line shows a hint for it.")
+        self.query_one(ResultsPanel).show_verdict(verdict, ex.title,
+                                                  hint if verdict.passed or mistake else "")
         self._opened("results")
         # No toast: the results banner already says it, and a toast would cover the panel.
 
@@ -693,6 +729,14 @@ class MainScreen(Screen[None]):
         ex = self.exercise
         if ex is None:
             return
+        targeted = self._mistake
+        if targeted and targeted[0] == ex.id:
+            self._mistake = None
+            panel = self.query_one(HintPanel)
+            panel.show_targeted(targeted[1])
+            self.query_one("#editor", CodeEditor).set_ghost(code_suggestion(targeted[1]), row)
+            self._opened("hints")
+            return
         used = self._hints_used(ex)
         if used >= len(ex.hints):
             self._offer_solution(ex)
@@ -718,22 +762,24 @@ class MainScreen(Screen[None]):
     def action_solution(self) -> None:
         ex = self.exercise
         if ex is None:
-            self.notify("Only exercises have a reference solution.", severity="warning")
+            self.notify(_("Only exercises have a reference solution."), severity="warning")
             return
         if self._passed(ex):  # passed: compare freely, no hints to spend first
             self._show_solution(ex)
             return
         left = len(ex.hints) - self._hints_used(ex)
         if left > 0:
-            self.notify(f"Try the hints first: Tab on an empty line reveals the next ({left} left).",
-                        severity="warning")
+            self.notify(_("Try the hints first: Tab on an empty line reveals the next ({left} left).",
+                          left=left), severity="warning")
             return
         self._offer_solution(ex)
 
     def _show_solution(self, ex: Exercise) -> None:
         self.save_now()
         mine = self.query_one("#editor", CodeEditor).text
-        from tutor.ui.screens.solution import SolutionScreen  # dialogs load when first opened
+        from tutor.ui.screens.solution import (
+            SolutionScreen,  # dialogs load when first opened
+        )
 
         self.app.push_screen(SolutionScreen(ex.title, mine, ex.solution.read_text(encoding="utf-8")))
 
@@ -743,22 +789,22 @@ class MainScreen(Screen[None]):
                 self._show_solution(ex)
 
         self.app.push_screen(ConfirmScreen(
-            f"That was the last of {len(ex.hints)} hints.\nReveal the reference solution "
-            "beside your code?", yes="Show solution", no="Not yet"), answered)
+            _("That was the last of {n} hints.\nReveal the reference solution beside your code?",
+              n=len(ex.hints)), yes=_("Show solution"), no=_("Not yet")), answered)
 
     # -- other actions --------------------------------------------------------------------------
 
     def action_reset(self) -> None:
         ex = self.exercise
         if ex is None:
-            self.notify("Only exercises can be reset.", severity="warning")
+            self.notify(_("Only exercises can be reset."), severity="warning")
             return
 
         def answered(yes: bool | None) -> None:
             if not yes or self.exercise != ex:
                 return
             if not self.save_now():  # the backup must hold the very latest text
-                self.notify("Not reset: your code could not be saved first.", severity="error")
+                self.notify(_("Not reset: your code could not be saved first."), severity="error")
                 return
             try:
                 backup = self.tutor.workspace.reset(ex)
@@ -768,12 +814,14 @@ class MainScreen(Screen[None]):
             self._open_exercise(ex)
             self.query_one(ResultsPanel).show_idle(self._idle_text(ex))
             self._fit_panels()
-            where = f" Your version was saved as {backup.name}." if backup else ""
-            self.notify(f"{ex.title} was reset to the starting code.{where}")
+            said = _("{title} was reset to the starting code.", title=ex.title)
+            if backup:
+                said += " " + _("Your version was saved as {name}.", name=backup.name)
+            self.notify(said)
 
         self.app.push_screen(ConfirmScreen(
-            f"Reset {ex.title} to the starting code?\nYour current version is kept in the backups "
-            "folder.", yes="Reset", no="Cancel"), answered)
+            _("Reset {title} to the starting code?\nYour current version is kept in the backups "
+              "folder.", title=ex.title), yes=_("Reset"), no=_("Cancel")), answered)
 
     def _neighbour(self, delta: int) -> Step | None:
         """The next/previous step, crossing into the neighbouring chapter at the ends."""
@@ -791,14 +839,14 @@ class MainScreen(Screen[None]):
     def action_next_step(self) -> None:
         step = self._neighbour(+1)
         if step is None:
-            self.notify("This is the last step of the course.")
+            self.notify(_("This is the last step of the course."))
         else:
             self.go_to(step)
 
     def action_previous_step(self) -> None:
         step = self._neighbour(-1)
         if step is None:
-            self.notify("This is the first step.")
+            self.notify(_("This is the first step."))
         else:
             self.go_to(step)
 
@@ -824,8 +872,50 @@ class MainScreen(Screen[None]):
 
         self.app.push_screen(HelpScreen(self.tutor.all_bindings()))
 
-    def on_screen_resume(self) -> None:
+    def action_switch_language(self) -> None:
+        self.tutor.switch_language("en" if i18n.language() == "zh" else "zh")
+
+    def relocalize(self) -> None:
+        """Show this step again in the language just chosen (the app reloaded the course):
+        guide, navigator, titles, key bar, hint and results panels. The editor's text, cursor
+        and undo history stay as they are (same file, same exercise id); a verdict is shown
+        again with its reason as the runner gave it."""
+        if self.chapter is None or self.step is None:
+            return
+        try:
+            chapter = self.tutor.course.chapter(self.chapter.number)
+            step = chapter.step(self.step.id)
+        except KeyError:
+            return
+        self.chapter, self.step = chapter, step
+        guide = self.query_one("#guide", GuideView)
+        guide.show(step.text())
+        self.call_after_refresh(guide.highlight_code)
         self.refresh_status()
+        self.query_one(KeyBar).refresh_keys()
+        self.refresh_bindings()
+        if self.size.width < MIN_WIDTH or self.size.height < MIN_HEIGHT:
+            self.on_resize(events.Resize(self.size, self.size))
+        if not self._work_built:
+            return
+        if isinstance(step, Exercise) and self.saver.file is not None:
+            self.saver.file.exercise = step
+        hints = self.query_one(HintPanel)
+        closed = hints.has_class("-closed")
+        if isinstance(step, Exercise) and hints.targeted is not None:
+            hints.show_targeted(hints.targeted)
+        elif isinstance(step, Exercise):
+            hints.show_hints(step.hints, self._hints_used(step))
+        hints.set_class(closed, "-closed")
+        results = self.query_one(ResultsPanel)
+        results.relabel(step.title, self._idle_text(step) if isinstance(step, Exercise) else "")
+        for widget in self.query("#typing-area *"):
+            widget.refresh()
+        self._fit_panels()
+
+    def on_screen_resume(self) -> None:
+        if self._painted:  # the first resume follows on_mount, which has just drawn the status
+            self.refresh_status()
 
     def error(self, message: str) -> None:
         """One line, never a traceback; the same message at most every 10 s (autosave retries)."""
@@ -833,4 +923,4 @@ class MainScreen(Screen[None]):
         if self._last_error[0] == message and now - self._last_error[1] < 10:
             return
         self._last_error = (message, now)
-        self.notify(message.splitlines()[0] if message else "error", severity="error", timeout=8)
+        self.notify(message.splitlines()[0] if message else _("error"), severity="error", timeout=8)

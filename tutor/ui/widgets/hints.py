@@ -10,6 +10,8 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from tutor.i18n import _
+
 _CODE = re.compile(r"```(?:\w+)?\n(.*?)```|`([^`\n]+)`", re.DOTALL)
 
 
@@ -29,7 +31,8 @@ class HintPanel(VerticalScroll):
     def __init__(self, *, id: str | None = None) -> None:
         # The child is built here, not in compose(): the screen uses it right after mounting.
         super().__init__(Static(id="hints-text"), id=id)
-        self.border_title = "Hints"
+        self.border_title = _("Hints")
+        self.targeted: str | None = None  # the targeted hint shown, if that is what shows
 
     @property
     def open(self) -> bool:
@@ -42,7 +45,21 @@ class HintPanel(VerticalScroll):
         self.remove_class("-closed")
         return self.has_class("-visible")
 
+    def show_targeted(self, hint: str) -> None:
+        """A hint for the mistake the last check recognised (not one of the ladder's)."""
+        self.targeted = hint
+        parts = [Text(_("For the mistake your last check found"), style="bold"), RichMarkdown(hint)]
+        if code_suggestion(hint):
+            parts.append(Text(_("Its code shows dim on the line where you pressed Tab: Tab there "
+                                "inserts it."), style="italic dim"))
+        self.query_one("#hints-text", Static).update(Group(*parts))
+        self.add_class("-visible")
+        self.remove_class("-closed")
+        self.border_title = _("Hint for your mistake · Tab: the next hint · Esc: close")
+        self.scroll_home(animate=False)
+
     def show_hints(self, hints: tuple[str, ...], revealed: int) -> None:
+        self.targeted = None
         if revealed <= 0:
             self.remove_class("-visible")
             self.query_one("#hints-text", Static).update("")
@@ -50,15 +67,16 @@ class HintPanel(VerticalScroll):
         parts = []
         for i, hint in enumerate(hints[:revealed], start=1):
             newest = i == revealed
-            parts.append(Text(f"Hint {i}/{len(hints)}", style="bold" if newest else "dim bold"))
+            parts.append(Text(_("Hint {i}/{n}", i=i, n=len(hints)), style="bold" if newest else "dim bold"))
             parts.append(RichMarkdown(hint, style="" if newest else "dim"))
         if code_suggestion(hints[revealed - 1]):
-            parts.append(Text("Its code shows dim on the line where you pressed Tab: Tab there "
-                              "inserts it.", style="italic dim"))
+            parts.append(Text(_("Its code shows dim on the line where you pressed Tab: Tab there "
+                                "inserts it."), style="italic dim"))
         self.query_one("#hints-text", Static).update(Group(*parts))
         self.add_class("-visible")
         self.remove_class("-closed")
         # What the keys do goes in the title line, so the newest hint keeps the panel's rows.
-        more = "F9: solution" if revealed >= len(hints) else "Tab: next"
-        self.border_title = f"Hints {revealed}/{len(hints)} · {more} · Esc: close"
+        more = _("F9: solution") if revealed >= len(hints) else _("Tab: next")
+        self.border_title = _("Hints {revealed}/{n} · {more} · Esc: close", revealed=revealed,
+                              n=len(hints), more=more)
         self.scroll_end(animate=False)

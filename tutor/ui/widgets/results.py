@@ -9,7 +9,6 @@ drawn by `tutor.ui.widgets.memory_plot.MemoryPlot` when that module is present (
 from __future__ import annotations
 
 import time
-
 from typing import Any
 
 from rich.console import Group, RenderableType
@@ -19,22 +18,46 @@ from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import LoadingIndicator, Static
 
-from tutor.runner.protocol import (CANCELLED, CRASHED, ERROR, FAILED, PASSED, SKIPPED, TIMEOUT,
-                                   Event, Verdict)
+from tutor.i18n import N_, _
+from tutor.runner.protocol import (
+    CANCELLED,
+    CRASHED,
+    ERROR,
+    FAILED,
+    PASSED,
+    SKIPPED,
+    TIMEOUT,
+    Event,
+    Verdict,
+)
 from tutor.textsafe import clean
 from tutor.ui.figures import figures_view, is_memory
 
 OUTPUT_LINES = 40  # the tail of the program's output that the panel shows
 
 _HEADLINES = {
-    PASSED: "✔ PASS",
-    FAILED: "✘ FAIL",
-    ERROR: "✘ ERROR",
-    TIMEOUT: "⏱ TIMEOUT",
-    CRASHED: "✘ CRASHED",
-    SKIPPED: "⊘ SKIPPED",
-    CANCELLED: "⊘ CANCELLED",
+    PASSED: N_("✔ PASS"),
+    FAILED: N_("✘ FAIL"),
+    ERROR: N_("✘ ERROR"),
+    TIMEOUT: N_("⏱ TIMEOUT"),
+    CRASHED: N_("✘ CRASHED"),
+    SKIPPED: N_("⊘ SKIPPED"),
+    CANCELLED: N_("⊘ CANCELLED"),
 }
+_WORDS = {
+    PASSED: N_("passed"),
+    FAILED: N_("failed"),
+    ERROR: N_("error"),
+    TIMEOUT: N_("timed out"),
+    CRASHED: N_("crashed"),
+    SKIPPED: N_("skipped"),
+    CANCELLED: N_("cancelled"),
+}
+
+
+def status_word(status: str) -> str:
+    """A verdict's status as a word in the current language (`failed` -> 未通过)."""
+    return _(_WORDS[status]) if status in _WORDS else status
 
 
 def verdict_body(verdict: Verdict) -> RenderableType:
@@ -52,9 +75,9 @@ def verdict_body(verdict: Verdict) -> RenderableType:
     if output:
         lines = output.splitlines()
         shown = lines[-OUTPUT_LINES:]
-        title = "output"
+        title = _("output")
         if len(lines) > len(shown) or verdict.output_truncated:
-            title += " (last lines only)"
+            title = _("output (last lines only)")
         parts.append(Text(""))
         parts.append(Text(title, style="bold underline"))
         parts.append(Text("\n".join(shown)))
@@ -88,7 +111,9 @@ class ResultsPanel(VerticalScroll):
             Static(id="results-body"),
             Vertical(id="results-plots"),
             id=id)
-        self.border_title = "Results"
+        self.border_title = _("Results")
+        self._title = ""
+        self._next_hint = ""  # a message id: translated when drawn, so a language switch redraws it
         self._started = 0.0
         self._phase = ""
         self._live: list[str] = []
@@ -128,11 +153,12 @@ class ResultsPanel(VerticalScroll):
         """A check of `title` began; elapsed time ticks until the verdict."""
         self.verdict = None
         self._started = time.monotonic()
-        self._phase = "starting the runner"
+        self._title = title
+        self._phase = N_("starting the runner")
         self._live = []
         self._state("running")
         self.remove_class("-empty")
-        self.query_one("#results-banner", Static).update(Text(f"Checking {title}…"))
+        self.query_one("#results-banner", Static).update(Text(_("Checking {title}…", title=title)))
         self.query_one("#results-body", Static).update("")
         self._stop_ticker()
         self._ticker = self.set_interval(0.25, self._tick)
@@ -149,7 +175,8 @@ class ResultsPanel(VerticalScroll):
 
     def _tick(self) -> None:
         elapsed = time.monotonic() - self._started
-        self.query_one("#results-phase", Static).update(f"{self._phase} · {elapsed:.1f} s")
+        # The runner's phases arrive in the learner's language; ours is a message id.
+        self.query_one("#results-phase", Static).update(Text(f"{_(self._phase)} · {elapsed:.1f} s"))
 
     def _stop_ticker(self) -> None:
         if self._ticker is not None:
@@ -157,15 +184,20 @@ class ResultsPanel(VerticalScroll):
             self._ticker = None
 
     def show_verdict(self, verdict: Verdict, title: str, next_hint: str = "") -> None:
+        """`next_hint` is a message id (marked with N_), shown translated after the headline."""
         self._stop_ticker()
         self.verdict = verdict
+        self._title, self._next_hint = title, next_hint
         self._state("passed" if verdict.passed else "failed")
         self.remove_class("-empty")
-        headline = f"{_HEADLINES.get(verdict.status, verdict.status.upper())}  {title}"
+        status = verdict.status
+        headline = f"{_(_HEADLINES[status]) if status in _HEADLINES else status.upper()}  {title}"
         if verdict.duration_s:
             headline += f"  ·  {verdict.duration_s:.1f} s"
         if verdict.passed:
-            headline += "  ·  well done!" + (f"  {next_hint}" if next_hint else "")
+            headline += "  ·  " + _("well done!") + (f"  {_(next_hint)}" if next_hint else "")
+        elif next_hint:
+            headline += f"  ·  {_(next_hint)}"
         self.query_one("#results-banner", Static).update(Text(headline))
         self.query_one("#results-body", Static).update(verdict_body(verdict))
         plots = [w for name, value in verdict.figures.items() if is_memory(value)
@@ -173,6 +205,24 @@ class ResultsPanel(VerticalScroll):
         if plots:
             self.query_one("#results-plots", Vertical).mount_all(plots)
         self.scroll_home(animate=False)
+
+    def relabel(self, title: str, idle: str = "") -> None:
+        """Draw the panel again in the current language (after a language switch), keeping
+        whether it was closed and where it was scrolled. A verdict's reason, details and output
+        stay as the runner gave them; `idle` is the note to show when there is no verdict."""
+        self.border_title = _("Results")
+        closed, scroll = self.has_class("-closed"), self.scroll_y
+        if self.running:
+            self._title = title
+            self.query_one("#results-banner", Static).update(Text(_("Checking {title}…", title=title)))
+            self._tick()
+            return
+        if self.verdict is not None:
+            self.show_verdict(self.verdict, title, self._next_hint)
+        else:
+            self.show_idle(idle)
+        self.set_class(closed, "-closed")
+        self.call_after_refresh(self.scroll_to, y=scroll, animate=False)
 
     @property
     def running(self) -> bool:
