@@ -15,7 +15,7 @@ from typing import NoReturn, Sequence
 from rich.console import Console
 
 from tutor import i18n, paths
-from tutor.course import Course, Exercise, LessonError, load_course
+from tutor.course import Course, Exercise, LessonError, load_course, load_course_cached
 from tutor.progress import Progress, ProgressError
 from tutor.workspace import Workspace, WorkspaceError
 
@@ -216,8 +216,14 @@ def cmd_reset(args: argparse.Namespace, home: Path) -> int:
     return EXIT_OK
 
 
+def _start_course(home: Path, lang: str = "en") -> Course:
+    """The course for `tutor start`: the last load reused while no lesson file changed (it
+    would otherwise parse and validate every manifest before the first paint)."""
+    return load_course_cached(paths.cache_dir(home) / f"course-{lang}.pickle", lang=lang)
+
+
 def cmd_start(args: argparse.Namespace, home: Path) -> int:
-    course = load_course()
+    course = _start_course(home)
     chapter = parse_chapter(args.where, course)
     workspace = Workspace(home)
     workspace.ensure(course)
