@@ -204,3 +204,61 @@ def test_maml_detached_initial_parameters_fail(mutant):
     v = mutant("func-maml", "    params = dict(model.named_parameters())\n\n",
                "    params = {k: v.detach() for k, v in model.named_parameters()}\n\n")
     assert_fails(v, "does not require grad")
+
+
+# -- func-hvp -----------------------------------------------------------------------------------
+
+HVP_ONE = "        return jvp(grad(f), (x,), (direction,))[1]  # key"
+
+
+def test_hvp_solution_passes(solution_verdict):
+    v = assert_passes(solution_verdict("func-hvp", seeds=2))
+    assert {"time", "memory"} <= set(v.figures)
+    assert "forming the Hessian" in v.figures["memory"]["compares"]
+    assert "forming the Hessian" in v.figures["time"]["compares"]
+    # Why the HVP wins at size: the formed Hessian holds at least the 9.4 MB matrix.
+    assert v.figures["memory"]["learner_bytes"] * 20 < v.figures["memory"]["reference_bytes"]
+
+
+def test_hvp_reverse_over_reverse_and_a_loop_pass(variant):
+    """Correct but different: the gradient of <grad f, d> (reverse over reverse), and a Python
+    loop over the directions instead of vmap."""
+    variant("func-hvp",
+            (HVP_ONE, "        return grad(lambda y: torch.dot(grad(f)(y), direction))(x)"),
+            ("    return vmap(one)(v)  # key", "    return torch.stack([one(d) for d in v])"))
+
+
+def test_hvp_forming_the_hessian_fails_on_memory(mutant):
+    v = mutant("func-hvp", ("from torch.func import grad, jvp, vmap", "from torch.func import grad, hessian, jvp, vmap"),
+               ("    if v.dim() == 1:", "    return v @ hessian(f)(x)\n    if v.dim() == 1:"))
+    assert_fails(v, "peaked at", "builds the n x n matrix")
+
+
+def test_hvp_finite_difference_fails_in_float64(mutant):
+    v = mutant("func-hvp", HVP_ONE,
+               "        eps = 1e-4\n        return (grad(f)(x + eps * direction) - grad(f)(x)) / eps")
+    assert_fails(v, "against the float64 Hessian", "float64")
+
+
+def test_hvp_gradient_times_v_fails(mutant):
+    v = mutant("func-hvp", HVP_ONE, "        return grad(f)(x) * direction")
+    assert_fails(v, "against the float64 Hessian")
+
+
+def test_hvp_jvp_of_f_itself_is_a_scalar(mutant):
+    v = mutant("func-hvp", HVP_ONE, "        return jvp(f, (x,), (direction,))[1]")
+    assert_fails(v, "has shape ()", "derivative of f's GRADIENT")
+
+
+def test_hvp_several_directions_as_one_tangent_fails(mutant):
+    v = mutant("func-hvp", "    if v.dim() == 1:", "    if True:")
+    assert_fails(v, "raised", "one per row")
+
+
+def test_hvp_autograd_on_the_callers_x_fails(mutant):
+    v = mutant("func-hvp",
+               (HVP_ONE, ("        x.requires_grad_(True)\n"
+                          "        g = torch.autograd.grad(f(x), x, create_graph=True)[0]\n"
+                          "        return torch.autograd.grad(g, x, direction)[0]")),
+               ("    return vmap(one)(v)  # key", "    return torch.stack([one(d) for d in v])"))
+    assert_fails(v, "requires grad", "requires_grad_()")

@@ -1,0 +1,98 @@
+"""Check: hvp(f, x, v) equals the float64 Hessian times v (one direction or k, float32 and
+float64, n = 1, non-contiguous directions), leaves x and v alone, and at n = 1536 stays far below
+the memory of the Hessian it must not build; report memory and time against forming it."""
+
+import math
+
+import torch
+from torch.func import hessian
+from torch.nn import functional as F
+
+N_BIG = 1536  # the Hessian alone is 9.4 MB in float32; an HVP needs a few n-vectors
+
+
+def _problem(ctx, n, m, dtype):
+    """A regularised logistic loss with a coupling term: a dense Hessian with non-zero third
+    derivatives (so a finite difference is visibly inexact). Returns f and its float64 twin."""
+    a = ctx.randn(m, n, dtype=torch.float64) / math.sqrt(n)
+    b = torch.where(ctx.randn(m, dtype=torch.float64) > 0, 1.0, -1.0).to(a)
+
+    def make(dt):
+        aa, bb = a.to(dt), b.to(dt)
+
+        def f(w):
+            z = aa @ w
+            return (F.softplus(-bb * z).mean() + 0.05 * (w * w).sum()
+                    + torch.tanh(w[:-1] * w[1:]).sum() + 0.1 * (w ** 3).sum())
+        return f
+
+    return make(dtype), make(torch.float64)
+
+
+def _call(ctx, mine, f, x, v, where):
+    try:
+        return ctx.no_mutation(mine.hvp, f, x, v)
+    except (RuntimeError, ValueError) as exc:
+        first = str(exc).strip().splitlines()[0].rstrip(".!") if str(exc).strip() else type(exc).__name__
+        hint = (f" v holds {v.shape[0]} directions, one per row: compute one product per row (vmap over "
+                f"v's first dim, with x shared)" if v.dim() == 2 else "")
+        ctx.fail(f"hvp(f, x, v) ({where}) raised: {first}.{hint}", [])
+
+
+def check(ctx):
+    mine = ctx.learner
+    # (n, k directions or None for one, dtype, non-contiguous v)
+    cases = [(7, None, torch.float64, False), (1, None, torch.float64, False),
+             (9, 3, torch.float64, True), (13, 1, torch.float32, False), (5, 4, torch.float32, False)]
+    for trial in ctx.trials(len(cases)):
+        n, k, dtype, noncontig = cases[trial]
+        f, f64 = _problem(ctx, n, 2 * n + 3, dtype)
+        x = ctx.randn(n, dtype=dtype)
+        if k is None:
+            v = ctx.randn(n, dtype=dtype)
+        elif noncontig:
+            v = ctx.randn(n, k, dtype=dtype).T  # (k, n), not contiguous
+        else:
+            v = ctx.randn(k, n, dtype=dtype)
+        where = (f"n={n}, " + ("one direction" if k is None else f"{k} directions") + f", {str(dtype)[6:]}"
+                 + (", non-contiguous v" if noncontig else ""))
+        out = _call(ctx, mine, f, x, v, where)
+        ctx.expect(not x.requires_grad and not v.requires_grad,
+                   f"after hvp(f, x, v) ({where}) the caller's x or v requires grad: your code called "
+                   f"requires_grad_() on it. torch.func transforms need no requires_grad at all")
+        ctx.expect(isinstance(out, torch.Tensor), f"hvp returned a {type(out).__name__}, expected a tensor")
+        ctx.expect(tuple(out.shape) == tuple(v.shape),
+                   f"hvp(f, x, v) ({where}) has shape {tuple(out.shape)}, expected v's shape {tuple(v.shape)}"
+                   + (": a single number is the derivative of f along v; H @ v is the derivative of "
+                      "f's GRADIENT along v" if out.dim() == 0 else ""))
+        ctx.expect(out.dtype == dtype, f"hvp turned {str(dtype)[6:]} inputs into a {str(out.dtype)[6:]} "
+                                       f"result: keep x's dtype")
+        # The truth: the float64 Hessian, formed here where it is small.
+        h = hessian(f64)(x.double())
+        expected = (v.double() @ h).to(dtype)  # H is symmetric: row i of v @ H is H @ v[i]
+        # A forward difference of the gradient (eps 1e-4) is off by ~1e-4 in float64; float32
+        # rounding of an exact HVP stays below 1e-5.
+        tol = {"atol": 1e-9, "rtol": 1e-7} if dtype == torch.float64 else {"atol": 2e-5, "rtol": 1e-4}
+        ctx.expect_close(f"hvp(f, x, v) ({where}) against the float64 Hessian times v",
+                         out.detach(), expected, **tol)
+
+    # At size: the product must not go through the n x n matrix.
+    ctx.phase(f"measuring memory at n={N_BIG}")
+    f, _ = _problem(ctx, N_BIG, 64, torch.float32)
+    x, v = ctx.randn(N_BIG), ctx.randn(N_BIG)
+    hess_mb = N_BIG * N_BIG * 4 / 2**20
+    peak = ctx.peak_memory(lambda: mine.hvp(f, x, v))
+    # The reference peaks at a few kB; anything that builds H (hessian, jacfwd(jacrev), a loop
+    # of n gradients stacked) holds at least the 9.4 MB matrix.
+    ctx.expect(peak < N_BIG * N_BIG * 4 / 4,
+               f"hvp(f, x, v) at n={N_BIG} peaked at {peak / 2**20:.1f} MB of tensor memory; the Hessian "
+               f"itself is {hess_mb:.1f} MB: your code builds the n x n matrix. Differentiate f's gradient "
+               f"along v instead (memory proportional to n)")
+
+    def formed():
+        return hessian(f)(x) @ v
+
+    ctx.memory(lambda: mine.hvp(f, x, v), formed,
+               compares=f"yours vs forming the Hessian at n={N_BIG}: torch.func.hessian(f)(x) @ v")
+    ctx.time(lambda: mine.hvp(f, x, v), formed,
+             compares=f"yours vs forming the Hessian at n={N_BIG} (speedup = times faster than hessian(f)(x) @ v)")
