@@ -9,18 +9,24 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from rich.console import Console
-from rich.progress import BarColumn, Progress as Bar, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.progress import Progress as Bar
 from rich.table import Table
 from rich.text import Text
 
 from tutor import paths, textsafe
 from tutor.course import Course, Exercise
+from tutor.i18n import N_, _
 from tutor.progress import Progress, ProgressError
 from tutor.runner.client import Runner
 from tutor.runner.protocol import Event, Verdict
 from tutor.units import fmt_bytes, fmt_seconds
 from tutor.workspace import Workspace
 
+ROLE_WORDS = {"learner": N_("yours"), "solution": N_("solution"), "stub": N_("stub")}
+STATUS_WORDS = {"passed": N_("passed"), "failed": N_("failed"), "error": N_("error"),
+                "timeout": N_("timed out"), "crashed": N_("crashed"), "skipped": N_("skipped"),
+                "cancelled": N_("cancelled")}
 STATUS_STYLE = {"passed": "green", "failed": "red", "error": "red", "timeout": "yellow",
                 "crashed": "red", "skipped": "dim", "cancelled": "dim"}
 
@@ -76,9 +82,9 @@ def run_checks(exercises: Iterable[Exercise], *, role: str, workspace: Workspace
         bar = Bar(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[phase]}"),
                   TimeElapsedColumn(), console=console, transient=True, disable=console is None)
         with bar:
-            task = bar.add_task("starting the runner", total=len(exercises), phase="")
+            task = bar.add_task(_("starting the runner"), total=len(exercises), phase="")
             for exercise in exercises:
-                bar.update(task, description=f"{exercise.id} ({role})", phase="")
+                bar.update(task, description=f"{exercise.id} ({_(ROLE_WORDS.get(role, role))})", phase="")
 
                 def on_event(event: Event, _task: Any = task) -> None:
                     if event.kind == "phase":
@@ -93,7 +99,7 @@ def run_checks(exercises: Iterable[Exercise], *, role: str, workspace: Workspace
                                             verdict.figures, role=role)
                     except ProgressError as exc:
                         if console:
-                            console.print(f"[yellow]warning:[/] {exc}")
+                            console.print(Text(_("warning:"), style="yellow"), Text(str(exc)))
                 bar.advance(task)
     finally:
         if own_runner:
@@ -107,37 +113,38 @@ def summary_figures(figures: dict[str, Any]) -> tuple[str, str, str]:
     m = figures.get("memory")
     time_col = speed_col = mem_col = "—"
     if isinstance(t, dict) and "learner_s" in t and "reference_s" in t:
-        time_col = f"{fmt_seconds(t['learner_s'])} vs {fmt_seconds(t['reference_s'])}"
+        time_col = _("{yours} vs {ref}", yours=fmt_seconds(t['learner_s']), ref=fmt_seconds(t['reference_s']))
         if t.get("noisy"):
-            speed_col = "too noisy to call"
+            speed_col = _("too noisy to call")
         elif isinstance(t.get("speedup"), (int, float)):
             speed_col = f"{t['speedup']:.2f}x"
     if isinstance(m, dict):
-        mem_col = f"{fmt_bytes(m['learner_bytes'])} vs {fmt_bytes(m['reference_bytes'])}"
+        mem_col = _("{yours} vs {ref}", yours=fmt_bytes(m['learner_bytes']), ref=fmt_bytes(m['reference_bytes']))
     return time_col, speed_col, mem_col
 
 
 def print_table(results: list[CheckResult], console: Console) -> None:
     table = Table(title_justify="left")
-    table.add_column("exercise")
-    table.add_column("verdict")
-    table.add_column("reason", overflow="fold", ratio=3)
-    table.add_column("time (yours vs ref)")
-    table.add_column("speedup", justify="right")
-    table.add_column("peak memory")
+    table.add_column(_("exercise"))
+    table.add_column(_("verdict"))
+    table.add_column(_("reason"), overflow="fold", ratio=3)
+    table.add_column(_("time (yours vs ref)"))
+    table.add_column(_("speedup"), justify="right")
+    table.add_column(_("peak memory"))
     for r in results:
         v = r.verdict
         label = Text(r.exercise.id)
         if r.role != "learner":
-            label.append(f" ({r.role})", style="dim")
+            label.append(f" ({_(ROLE_WORDS.get(r.role, r.role))})", style="dim")
         time_col, speed_col, mem_col = summary_figures(v.figures)
         reason = v.reason if v.status != "passed" else ""
         if v.details and v.status != "passed":
             reason += "\n" + "\n".join(v.details[:6])
         if v.status in ("failed", "error", "crashed", "timeout") and v.seed is not None and r.role == "learner":
-            reason += f"\n(seed {v.seed}: `tutor check {r.exercise.id} --seed {v.seed}` repeats this run)"
+            reason += "\n" + _("(seed {seed}: `tutor check {id} --seed {seed}` repeats this run)", seed=v.seed,
+                                   id=r.exercise.id)
         # Learner text (reasons quote their code and exception messages) is never markup.
-        table.add_row(label, Text(v.status, style=STATUS_STYLE.get(v.status, "")),
+        table.add_row(label, Text(_(STATUS_WORDS.get(v.status, v.status)), style=STATUS_STYLE.get(v.status, "")),
                       Text(textsafe.clean(reason)), time_col, speed_col, mem_col)
     console.print(table)
     for r in results:
@@ -145,7 +152,8 @@ def print_table(results: list[CheckResult], console: Console) -> None:
     counts: dict[str, int] = {}
     for r in results:
         counts[r.verdict.status] = counts.get(r.verdict.status, 0) + 1
-    console.print(", ".join(f"{n} {s}" for s, n in counts.items()) or "nothing to check")
+    console.print(_(", ").join(f"{n} {_(STATUS_WORDS.get(s, s))}" for s, n in counts.items())
+                  or _("nothing to check"))
 
 
 OUTPUT_LINES = 40
@@ -158,10 +166,10 @@ def print_output(r: CheckResult, console: Console, heading: bool = True) -> None
         return
     lines = text.split("\n")
     cut = len(lines) > OUTPUT_LINES or r.verdict.output_truncated
-    title = f"output of {r.exercise.id}" if heading else "output"
+    title = _("output of {id}", id=r.exercise.id) if heading else _("output")
     if cut:
-        title += f" (the last {min(len(lines), OUTPUT_LINES)} lines)"
-    console.print(Text(title + ":", style="bold"))
+        title += " " + _("(the last {n} lines)", n=min(len(lines), OUTPUT_LINES))
+    console.print(Text(title + _(":"), style="bold"))
     console.print(Text("\n".join(lines[-OUTPUT_LINES:])), soft_wrap=True)
 
 

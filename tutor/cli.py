@@ -13,9 +13,11 @@ from pathlib import Path
 from typing import NoReturn, Sequence
 
 from rich.console import Console
+from rich.text import Text
 
 from tutor import i18n, paths
 from tutor.course import Course, Exercise, LessonError, load_course, load_course_cached
+from tutor.i18n import N_, _
 from tutor.progress import Progress, ProgressError
 from tutor.workspace import Workspace, WorkspaceError
 
@@ -31,54 +33,54 @@ class UsageError(Exception):
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # one line, not usage + traceback-like noise
-        err_console.print(f"tutor: {message} (see `tutor --help`)", markup=False)
+        err_console.print("tutor: " + _("{message} (see `tutor --help`)", message=message), markup=False)
         raise SystemExit(EXIT_USAGE)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="tutor", description="Learn advanced PyTorch by doing, in your terminal.")
+    p = _Parser(prog="tutor", description=_("Learn advanced PyTorch by doing, in your terminal."))
     p.add_argument("--workspace", metavar="DIR",
-                   help="where your code and progress live (default: $TUTOR_HOME or the per-user data dir)")
+                   help=_("where your code and progress live (default: $TUTOR_HOME or the per-user data dir)"))
     p.add_argument("--lang", choices=sorted(i18n.LANGUAGES), default=None,
-                   help="language of the course and of tutor itself (default: $TUTOR_LANG, the language "
-                        "chosen in the app, then your locale)")
+                   help=_("language of the course and of tutor itself (default: $TUTOR_LANG, the language "
+                          "chosen in the app, then your locale)"))
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
-    s = sub.add_parser("start", help="open the tutor at a chapter (or where you left off)")
-    s.add_argument("where", nargs="*", metavar="chapter N", help="e.g. `chapter 3` or `3`")
+    s = sub.add_parser("start", help=_("open the tutor at a chapter (or where you left off)"))
+    s.add_argument("where", nargs="*", metavar="chapter N", help=_("e.g. `chapter 3` or `3`"))
     s.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
 
-    sub.add_parser("list", help="the chapters and your progress")
+    sub.add_parser("list", help=_("the chapters and your progress"))
 
-    h = sub.add_parser("hint", help="show the next hint for an exercise (default: the current one)")
-    h.add_argument("exercise", nargs="?", help="EXERCISE id, or nothing for the current exercise")
+    h = sub.add_parser("hint", help=_("show the next hint for an exercise (default: the current one)"))
+    h.add_argument("exercise", nargs="?", help=_("EXERCISE id, or nothing for the current exercise"))
 
-    r = sub.add_parser("reset", help="restore an exercise's starting code (your version is backed up; "
-                                     "default: the current exercise)")
-    r.add_argument("exercise", nargs="?", help="EXERCISE id, or nothing for the current exercise")
+    r = sub.add_parser("reset", help=_("restore an exercise's starting code (your version is backed up; "
+                                       "default: the current exercise)"))
+    r.add_argument("exercise", nargs="?", help=_("EXERCISE id, or nothing for the current exercise"))
 
-    c = sub.add_parser("check", help="check exercises headless")
-    c.add_argument("target", nargs="*", help="EXERCISE, `chapter N`, or nothing for the current exercise")
-    c.add_argument("--all", action="store_true", help="every exercise of the course")
-    c.add_argument("--solutions", action="store_true", help="check the reference solutions instead")
-    c.add_argument("--stubs", action="store_true", help="check the untouched stubs instead")
+    c = sub.add_parser("check", help=_("check exercises headless"))
+    c.add_argument("target", nargs="*", help=_("EXERCISE, `chapter N`, or nothing for the current exercise"))
+    c.add_argument("--all", action="store_true", help=_("every exercise of the course"))
+    c.add_argument("--solutions", action="store_true", help=_("check the reference solutions instead"))
+    c.add_argument("--stubs", action="store_true", help=_("check the untouched stubs instead"))
     c.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
-    c.add_argument("--json", action="store_true", help="machine-readable results")
+    c.add_argument("--json", action="store_true", help=_("machine-readable results"))
     c.add_argument("--seed", type=int, metavar="S",
-                   help="the input seed of a run to reproduce (every verdict shows its seed)")
+                   help=_("the input seed of a run to reproduce (every verdict shows its seed)"))
 
-    w = sub.add_parser("watch", help="check an exercise on every save while you edit it in your own editor")
-    w.add_argument("target", nargs="*", help="EXERCISE, `chapter N`, or nothing for the current exercise")
+    w = sub.add_parser("watch", help=_("check an exercise on every save while you edit it in your own editor"))
+    w.add_argument("target", nargs="*", help=_("EXERCISE, `chapter N`, or nothing for the current exercise"))
     w.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
-    o = sub.add_parser("open", help="open an exercise's file in $VISUAL/$EDITOR (or print its path)")
-    o.add_argument("exercise", nargs="?", help="EXERCISE id, or nothing for the current exercise")
-    pa = sub.add_parser("path", help="print the path of an exercise's file (for scripts and editors)")
-    pa.add_argument("exercise", nargs="?", help="EXERCISE id, or nothing for the current exercise")
+    o = sub.add_parser("open", help=_("open an exercise's file in $VISUAL/$EDITOR (or print its path)"))
+    o.add_argument("exercise", nargs="?", help=_("EXERCISE id, or nothing for the current exercise"))
+    pa = sub.add_parser("path", help=_("print the path of an exercise's file (for scripts and editors)"))
+    pa.add_argument("exercise", nargs="?", help=_("EXERCISE id, or nothing for the current exercise"))
 
-    sub.add_parser("stats", help="your type-along statistics")
-    sub.add_parser("doctor", help="what this machine can run")
+    sub.add_parser("stats", help=_("your type-along statistics"))
+    sub.add_parser("doctor", help=_("what this machine can run"))
 
-    d = sub.add_parser("dev", help="course-author tools")
+    d = sub.add_parser("dev", help=_("course-author tools"))
     dsub = d.add_subparsers(dest="dev_command", metavar="DEV_COMMAND", parser_class=_Parser)
     dc = dsub.add_parser("check", help="validate every lesson; stubs must fail, solutions pass")
     dc.add_argument("--chapter", type=int, action="append", help="only these chapters")
@@ -117,17 +119,19 @@ def parse_chapter(words: Sequence[str], course: Course) -> int | None:
     if words and words[0].lower() in ("chapter", "ch"):
         words = words[1:]
         if not words:
-            raise UsageError(f"which chapter? choose {_chapter_range(course)}")
+            raise UsageError(_("which chapter? choose {choices}", choices=_chapter_range(course)))
     if not words:
         return None
     if len(words) > 1:
-        raise UsageError(f"expected one chapter number, got {' '.join(words)!r}")
+        raise UsageError(_("expected one chapter number, got {got}", got=repr(' '.join(words))))
     try:
         number = int(words[0])
     except ValueError:
-        raise UsageError(f"{words[0]!r} is not a chapter number; choose {_chapter_range(course)}") from None
+        raise UsageError(_("{got} is not a chapter number; choose {choices}", got=repr(words[0]),
+                            choices=_chapter_range(course))) from None
     if number not in {c.number for c in course.chapters}:
-        raise UsageError(f"there is no chapter {number}; choose {_chapter_range(course)}")
+        raise UsageError(_("there is no chapter {number}; choose {choices}", number=number,
+                            choices=_chapter_range(course)))
     return number
 
 
@@ -141,17 +145,18 @@ def find_exercise(course: Course, ident: str) -> Exercise:
         return course.exercise(ident)
     except KeyError:
         choices = ", ".join(course.exercise_ids())
-        raise UsageError(f"unknown exercise {ident!r}; choose one of: {choices}") from None
+        raise UsageError(_("unknown exercise {name}; choose one of: {choices}", name=repr(ident),
+                            choices=choices)) from None
 
 
 def _ago(ts: float | None) -> str:
     if not ts:
         return "—"
     delta = time.time() - ts
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+    for unit, size in ((N_("{n}d ago"), 86400), (N_("{n}h ago"), 3600), (N_("{n}m ago"), 60)):
         if delta >= size:
-            return f"{int(delta // size)}{unit} ago"
-    return "just now"
+            return _(unit, n=int(delta // size))
+    return _("just now")
 
 
 # ------------------------------------------------------------------------------------------------
@@ -161,14 +166,14 @@ def _ago(ts: float | None) -> str:
 def cmd_list(args: argparse.Namespace, home: Path) -> int:
     from rich.table import Table
 
-    course = load_course()
+    course = load_course(lang=i18n.language())
     progress = _progress(home)
     done = progress.all_exercises()
-    table = Table(title="PyTorch tutor · chapters", title_justify="left")
+    table = Table(title=_("PyTorch tutor · chapters"), title_justify="left")
     table.add_column("#", justify="right")
-    table.add_column("chapter")
-    table.add_column("exercises", justify="right")
-    table.add_column("last activity")
+    table.add_column(_("chapter"))
+    table.add_column(_("exercises"), justify="right")
+    table.add_column(_("last activity"))
     for c in course.chapters:
         ids = [e.id for e in c.exercises]
         passed = sum(1 for i in ids if done.get(i) and done[i].status == "passed")
@@ -188,31 +193,34 @@ def _exercise_arg(course: Course, ident: str | None, progress: Progress) -> Exer
 
 
 def cmd_hint(args: argparse.Namespace, home: Path) -> int:
-    course = load_course()
+    course = load_course(lang=i18n.language())
     progress = _progress(home)
     exercise = _exercise_arg(course, args.exercise, progress)
     if not args.exercise:  # say which one we picked
         console.print(f"{exercise.id} · {exercise.title}", markup=False, style="bold")
     before = progress.exercise(exercise.id).hints_used
     if before >= len(exercise.hints):
-        console.print(f"[bold]{exercise.title}[/]: all {len(exercise.hints)} hints are shown below; "
-                      "the reference solution is the next step (in the app, Tab once more).")
+        console.print(Text(exercise.title, style="bold"),
+                      Text(_(": all {n} hints are shown below; the reference solution is the next "
+                             "step (in the app, Tab once more).", n=len(exercise.hints))), sep="")
     shown = progress.use_hint(exercise.id, len(exercise.hints))
     for i in range(shown):
         style = "bold" if i == shown - 1 else "dim"
-        console.print(f"[{style}]hint {i + 1}/{len(exercise.hints)}:[/] ", end="")
+        console.print(Text(_("hint {i}/{n}:", i=i + 1, n=len(exercise.hints)) + " ", style=style), end="")
         console.print(exercise.hints[i], markup=False, style=style)
     return EXIT_OK
 
 
 def cmd_reset(args: argparse.Namespace, home: Path) -> int:
-    course = load_course()
+    course = load_course(lang=i18n.language())
     exercise = _exercise_arg(course, args.exercise, _progress(home))
     backup = Workspace(home).reset(exercise)
     if backup:
-        console.print(f"Restored the starting code of [bold]{exercise.id}[/]. Your version is saved as {backup}")
+        console.print(_("Restored the starting code of {id}. Your version is saved as {path}",
+                        id=exercise.id, path=backup), markup=False)
     else:
-        console.print(f"[bold]{exercise.id}[/] already had its starting code; nothing to back up.")
+        console.print(_("{id} already had its starting code; nothing to back up.", id=exercise.id),
+                      markup=False)
     return EXIT_OK
 
 
@@ -223,7 +231,7 @@ def _start_course(home: Path, lang: str = "en") -> Course:
 
 
 def cmd_start(args: argparse.Namespace, home: Path) -> int:
-    course = _start_course(home)
+    course = _start_course(home, i18n.language())
     chapter = parse_chapter(args.where, course)
     workspace = Workspace(home)
     workspace.ensure(course)
@@ -240,18 +248,19 @@ def cmd_start(args: argparse.Namespace, home: Path) -> int:
     progress.set_position(chapter, step_id)
     progress.close()
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        err_console.print("tutor: `tutor start` needs an interactive terminal; for headless use "
-                          "run `tutor check`", markup=False)
+        err_console.print("tutor: " + _("`tutor start` needs an interactive terminal; for headless use "
+                                        "run `tutor check`"), markup=False)
         return EXIT_FAIL
     from tutor.ui.app import run_app
 
-    return run_app(course, home, chapter, step_id, device=args.device)
+    return run_app(course, home, chapter, step_id, device=args.device,
+                   course_loader=lambda lang: _start_course(home, lang))
 
 
 def cmd_stats(args: argparse.Namespace, home: Path) -> int:
     from tutor.stats import render_stats, summarize
 
-    course = load_course()
+    course = load_course(lang=i18n.language())
     console.print(render_stats(summarize(_progress(home), course)))
     return EXIT_OK
 
@@ -259,13 +268,13 @@ def cmd_stats(args: argparse.Namespace, home: Path) -> int:
 def cmd_check(args: argparse.Namespace, home: Path) -> int:
     from tutor import checks
 
-    course = load_course()
+    course = load_course(lang=i18n.language())
     if args.solutions and args.stubs:
-        raise UsageError("choose --solutions or --stubs, not both")
+        raise UsageError(_("choose --solutions or --stubs, not both"))
     progress = _progress(home)
     if args.all:
         if args.target:
-            raise UsageError("--all takes no exercise or chapter")
+            raise UsageError(_("--all takes no exercise or chapter"))
         exercises = course.exercises
     elif args.target and args.target[0].lower() in ("chapter", "ch") or \
             len(args.target) == 1 and args.target[0].isdigit():
@@ -275,7 +284,7 @@ def cmd_check(args: argparse.Namespace, home: Path) -> int:
     elif len(args.target) == 1:
         exercises = [find_exercise(course, args.target[0])]
     elif args.target:
-        raise UsageError(f"expected one exercise or `chapter N`, got {' '.join(args.target)!r}")
+        raise UsageError(_("expected one exercise or `chapter N`, got {got}", got=repr(' '.join(args.target))))
     else:
         exercises = [checks.current_exercise(course, progress)]
     role = "solution" if args.solutions else "stub" if args.stubs else "learner"
@@ -304,7 +313,7 @@ def cmd_dev(args: argparse.Namespace, home: Path) -> int:
     from tutor.devcheck import dev_check
 
     if args.seeds < 1:
-        raise UsageError("--seeds must be at least 1")
+        raise UsageError(_("--seeds must be at least 1"))
     return dev_check(console, home, chapters=args.chapter, run=not args.no_run, device=args.device,
                      as_json=args.json, seeds=args.seeds)
 
@@ -332,7 +341,23 @@ COMMANDS = {"list": cmd_list, "hint": cmd_hint, "reset": cmd_reset, "start": cmd
             "watch": cmd_watch, "open": cmd_open, "path": cmd_path}
 
 
+def _early_language(argv: Sequence[str] | None) -> None:
+    """Choose the language before the parser is built, so `--help` and usage errors speak it:
+    `--lang` and `--workspace` read leniently here (the real parse reports any mistake)."""
+    early = argparse.ArgumentParser(add_help=False)
+    early.add_argument("--lang")
+    early.add_argument("--workspace")
+    known, _rest = early.parse_known_args(list(sys.argv[1:] if argv is None else argv))
+    try:
+        home = paths.home_dir(known.workspace)
+        remembered = _remembered_language(home)
+    except (OSError, ValueError):  # a bad workspace is reported by main
+        remembered = None
+    i18n.set_language(i18n.resolve(known.lang, remembered=remembered))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    _early_language(argv)
     args = build_parser().parse_args(argv)
     if not args.command:
         build_parser().print_help()
@@ -345,7 +370,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         err_console.print(f"tutor: {exc}", markup=False)
         return EXIT_USAGE
     except LessonError as exc:
-        err_console.print(f"tutor: broken lesson file: {exc}", markup=False)
+        err_console.print("tutor: " + _("broken lesson file: {error}", error=exc), markup=False)
         return EXIT_FAIL
     except (ProgressError, WorkspaceError) as exc:
         err_console.print(f"tutor: {exc}", markup=False)
@@ -355,7 +380,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         err_console.print(f"tutor: {exc.strerror or exc}{where}", markup=False)
         return EXIT_FAIL
     except KeyboardInterrupt:
-        err_console.print("tutor: interrupted", markup=False)
+        err_console.print("tutor: " + _("interrupted"), markup=False)
         return 130
 
 

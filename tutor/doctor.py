@@ -15,7 +15,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from tutor import i18n
 from tutor.course import load_course
+from tutor.i18n import _
 
 # Run in a child so that a broken torch install is reported, not raised, and the CLI stays light.
 _PROBE = r"""
@@ -74,18 +76,19 @@ def fix_for(what: str) -> str:
     mac = sys.platform == "darwin"
     py = f"{sys.version_info.major}.{sys.version_info.minor}"
     fixes = {
-        "torch": (f"pip install torch --index-url {CPU_INDEX}  (the small CPU-only build; for a "
-                  "GPU, the CUDA command from pytorch.org's Get started page)"),
+        "torch": f"pip install torch --index-url {CPU_INDEX}  " + _(
+            "(the small CPU-only build; for a GPU, the CUDA command from pytorch.org's Get started page)"),
         "cxx": ("sudo apt install build-essential  (Fedora: sudo dnf install gcc-c++)" if linux
                 else "xcode-select --install" if mac
-                else "install the Visual Studio Build Tools (C++ workload)"),
+                else _("install the Visual Studio Build Tools (C++ workload)")),
         "headers": (f"sudo apt install python{py}-dev  (Fedora: sudo dnf install python3-devel)"
                     if linux else "xcode-select --install" if mac
-                    else "reinstall Python with its development files"),
+                    else _("reinstall Python with its development files")),
         "ninja": "pip install ninja",
-        "nvcc": "install the CUDA toolkit matching your torch build (only the CUDA kernel exercise needs it)",
+        "nvcc": _("install the CUDA toolkit matching your torch build (only the CUDA kernel exercise "
+                  "needs it)"),
         "pytorch_lightning": "pip install pytorch-lightning",
-        "bitsandbytes": "pip install bitsandbytes  (its 8-bit kernels need a CUDA GPU)",
+        "bitsandbytes": "pip install bitsandbytes  " + _("(its 8-bit kernels need a CUDA GPU)"),
     }
     return fixes[what]
 
@@ -96,46 +99,47 @@ def doctor(console: Console, home: Path) -> int:
     nvcc = shutil.which("nvcc")
     ninja = shutil.which("ninja") or _ninja_from_pip()
     table = Table(title="tutor doctor", title_justify="left", show_header=False)
-    table.add_column("what")
-    table.add_column("found")
+    table.add_column(_("what"))
+    table.add_column(_("found"))
 
     def ok(flag: bool, text: str, fix: str = "") -> Text:
         """✓/✗, what was found, and (when missing) the fix. Plain Text: paths and error
         messages may hold square brackets that markup would eat."""
         line = Text.assemble(("✓ ", "green") if flag else ("✗ ", "red"), text)
         if not flag and fix:
-            line.append(f"\n  fix: {fix}", style="yellow")
+            line.append("\n  " + _("fix: {fix}", fix=fix), style="yellow")
         return line
 
     table.add_row("Python", ok(sys.version_info >= (3, 10), f"{platform.python_version()} ({sys.executable})"))
-    table.add_row("torch", ok("torch" in info, info.get("torch") or info.get("torch_error", "not importable"),
+    table.add_row("torch", ok("torch" in info, info.get("torch") or info.get("torch_error", _("not importable")),
                               fix_for("torch")))
     gpus = int(info.get("gpus", 0))
-    table.add_row("CUDA", ok(bool(info.get("cuda")), f"{gpus} GPU(s) {', '.join(info.get('gpu_names', []))}"
-                             if info.get("cuda") else f"not available (torch built for CUDA {info.get('cuda_build')})"
-                             if info.get("cuda_build") else "not available (CPU build of torch)"))
+    table.add_row("CUDA", ok(bool(info.get("cuda")), _("{n} GPU(s)", n=gpus) + f" {', '.join(info.get('gpu_names', []))}"
+                             if info.get("cuda") else _("not available (torch built for CUDA {version})",
+                                                        version=info.get("cuda_build"))
+                             if info.get("cuda_build") else _("not available (CPU build of torch)")))
     headers = python_headers()
-    table.add_row("C++ compiler", ok(bool(cxx), cxx or "not found (chapter 3 needs g++ or clang++)",
+    table.add_row(_("C++ compiler"), ok(bool(cxx), cxx or _("not found (chapter 3 needs g++ or clang++)"),
                                      fix_for("cxx")))
-    table.add_row("Python headers", ok(headers is not None, str(headers) if headers else
-                                       "Python.h not found (chapter 3's extensions compile against it)",
+    table.add_row(_("Python headers"), ok(headers is not None, str(headers) if headers else
+                                       _("Python.h not found (chapter 3's extensions compile against it)"),
                                        fix_for("headers")))
-    table.add_row("ninja", ok(bool(ninja), ninja or "not found (load_inline builds with it)",
+    table.add_row("ninja", ok(bool(ninja), ninja or _("not found (load_inline builds with it)"),
                               fix_for("ninja")))
-    table.add_row("nvcc", ok(bool(nvcc), nvcc or "not found (only the CUDA kernel exercise needs it)",
+    table.add_row("nvcc", ok(bool(nvcc), nvcc or _("not found (only the CUDA kernel exercise needs it)"),
                              fix_for("nvcc") if info.get("cuda") else ""))
     for mod, label in (("pytorch_lightning", "Lightning"), ("bitsandbytes", "bitsandbytes")):
-        table.add_row(label, ok(mod in info, info.get(mod) or info.get(mod + "_error", "not importable"),
+        table.add_row(label, ok(mod in info, info.get(mod) or info.get(mod + "_error", _("not importable")),
                                 fix_for(mod)))
-    table.add_row("threads", str(info.get("threads", "?")))
-    table.add_row("your files", str(home))
+    table.add_row(_("threads"), str(info.get("threads", "?")))
+    table.add_row(_("your files"), str(home))
     console.print(table)
 
-    course = load_course()
-    runnable = Table(title="what runs here", title_justify="left")
-    runnable.add_column("chapter")
-    runnable.add_column("runs here", justify="right")
-    runnable.add_column("needs what this machine lacks")
+    course = load_course(lang=i18n.language())
+    runnable = Table(title=_("what runs here"), title_justify="left")
+    runnable.add_column(_("chapter"))
+    runnable.add_column(_("runs here"), justify="right")
+    runnable.add_column(_("needs what this machine lacks"))
     for c in course.chapters:
         missing = []
         n = 0
@@ -145,7 +149,7 @@ def doctor(console: Console, home: Path) -> int:
                 c.number != 3 or bool(cxx and ninja and headers))
             n += bool(can)
             if not can:
-                missing.append(f"{e.id} ({why or 'needs a C++ compiler, Python headers and ninja'})")
-        runnable.add_row(f"{c.number}. {c.title}", f"{n}/{len(c.exercises)}", ", ".join(missing) or "—")
+                missing.append(f"{e.id} ({why or _('needs a C++ compiler, Python headers and ninja')})")
+        runnable.add_row(f"{c.number}. {c.title}", f"{n}/{len(c.exercises)}", _(", ").join(missing) or "—")
     console.print(runnable)
     return 0 if "torch" in info else 1

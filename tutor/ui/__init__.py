@@ -10,3 +10,8 @@ import os
 # whole 16.7 ms frame before it is painted. 120 halves that wait; the update timer only runs
 # while something changed, so an idle app costs nothing more. Set before Textual is imported.
 os.environ.setdefault("TEXTUAL_FPS", "120")
+
+# Chinese text breaks between characters, not only at spaces (see tutor/ui/cjk.py).
+from tutor.ui import cjk  # noqa: E402
+
+cjk.install()

@@ -12,14 +12,16 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from rich.cells import cell_len
 from rich.console import Group, RenderableType
 from rich.text import Text
 
+from tutor.i18n import N_, _
 from tutor.units import fmt_bytes, fmt_seconds
 
 BAR_WIDTH = 16
 _EIGHTHS = " ▏▎▍▌▋▊▉█"
-NOISY_DEFAULT = "the rounds disagreed too much on this machine; check again when it is quieter"
+NOISY_DEFAULT = N_("the rounds disagreed too much on this machine; check again when it is quieter")
 
 
 def bar(value: float, biggest: float, width: int = BAR_WIDTH) -> str:
@@ -57,10 +59,16 @@ def _rows(mine: Any, ref: Any, fmt: Any, mine_style: str) -> list[Text]:
     biggest = max(mine, ref) if numbers else 0
     a, b = fmt(mine) if _number(mine) else str(mine), fmt(ref) if _number(ref) else str(ref)
     width = max(len(a), len(b))
+    # The two labels padded to the same cells (a Chinese label is two cells a character).
+    yours, ref_label = _("yours"), _("ref")
+    cells = max(cell_len(yours), cell_len(ref_label))
+    yours += " " * (cells - cell_len(yours))
+    ref_label += " " * (cells - cell_len(ref_label))
     return [
-        Text.assemble("  yours ", (a.rjust(width), "bold"), " ",
+        Text.assemble(f"  {yours} ", (a.rjust(width), "bold"), " ",
                       (bar(mine, biggest) if numbers else "", mine_style)),
-        Text.assemble("  ref   ", b.rjust(width), " ", (bar(ref, biggest) if numbers else "", "dim")),
+        Text.assemble(f"  {ref_label} ", b.rjust(width), " ",
+                      (bar(ref, biggest) if numbers else "", "dim")),
     ]
 
 
@@ -80,16 +88,17 @@ def time_view(label: str, value: dict[str, Any]) -> list[RenderableType]:
                                    *_rows(value["learner_s"], value["reference_s"], fmt_seconds, style)]
     if noisy:
         reason = value.get("noise_reason")
-        reason = reason.strip() if isinstance(reason, str) and reason.strip() else NOISY_DEFAULT
-        parts.append(Text(f"  too noisy to call: {reason}", style="italic yellow"))
+        reason = reason.strip() if isinstance(reason, str) and reason.strip() else _(NOISY_DEFAULT)
+        parts.append(Text("  " + _("too noisy to call: {reason}", reason=reason), style="italic yellow"))
     elif speedup is not None:
         if 0.95 <= speedup <= 1.05:
-            verdict = "about the same speed"
+            verdict = _("about the same speed")
         elif speedup > 1:
-            verdict = "yours is faster"
+            verdict = _("yours is faster")
         else:
-            verdict = "yours is slower"
-        parts.append(Text(f"  speedup {speedup:.2f}× (ref ÷ yours): {verdict}", style="italic"))
+            verdict = _("yours is slower")
+        parts.append(Text("  " + _("speedup {speedup}× (ref ÷ yours): {verdict}",
+                                   speedup=f"{speedup:.2f}", verdict=verdict), style="italic"))
     return parts
 
 
@@ -99,9 +108,9 @@ def memory_view(label: str, value: dict[str, Any]) -> list[RenderableType]:
     parts: list[RenderableType] = [_title(label, value), *_rows(mine, ref, fmt_bytes, style)]
     if _number(mine) and _number(ref) and ref > 0:
         ratio = mine / ref
-        words = ("the same peak memory as the reference" if 0.995 <= ratio <= 1.005
-                 else f"{ratio:.2f}× the reference's peak memory")
-        parts.append(Text(f"  yours uses {words}", style="italic"))
+        words = (_("yours uses the same peak memory as the reference") if 0.995 <= ratio <= 1.005
+                 else _("yours uses {ratio}× the reference's peak memory", ratio=f"{ratio:.2f}"))
+        parts.append(Text(f"  {words}", style="italic"))
     return parts
 
 

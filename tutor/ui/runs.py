@@ -14,6 +14,7 @@ from typing import Callable
 from textual.widget import Widget
 
 from tutor.course import Exercise, Passage
+from tutor.i18n import _
 from tutor.progress import ProgressError
 from tutor.runner.protocol import CANCELLED, ERROR, Event, Verdict
 from tutor.ui.host import TutorHost
@@ -51,7 +52,7 @@ class Runs:
         try:
             verdict = host.runner.check(ex, host.workspace.path(ex), partial(self._event, gen))
         except Exception as exc:  # the runner must never take the UI down
-            verdict = Verdict(status=ERROR, reason=f"the runner failed: {exc}")
+            verdict = Verdict(status=ERROR, reason=_("the runner failed: {error}", error=exc))
         post(self.owner, RunDone(gen, ex, verdict))
 
     def run_passage(self, step: Passage, typed: str) -> bool:
@@ -71,7 +72,7 @@ class Runs:
         try:
             verdict = self._host().runner.run_script(path, partial(self._event, gen))
         except Exception as exc:  # the runner must never take the UI down
-            verdict = Verdict(status=ERROR, reason=f"the runner failed: {exc}")
+            verdict = Verdict(status=ERROR, reason=_("the runner failed: {error}", error=exc))
         post(self.owner, RunDone(gen, step, verdict))
 
     def _event(self, gen: int, event: Event) -> None:

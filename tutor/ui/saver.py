@@ -14,6 +14,7 @@ from typing import Callable
 from textual.timer import Timer
 from textual.widget import Widget
 
+from tutor.i18n import _
 from tutor.progress import Progress, ProgressError
 from tutor.ui.autosave import Debouncer, EditorFile
 from tutor.ui.messages import SaveDone, post
@@ -147,9 +148,9 @@ class Saver:
             return ""
         text = self.editor.text
         try:
-            return f"tutor: your editor's version was kept in {self.file.save_aside(text)}"
+            return "tutor: " + _("your editor's version was kept in {path}", path=self.file.save_aside(text))
         except WorkspaceError as exc:
-            return f"tutor: your last changes could not be saved: {exc}"
+            return "tutor: " + _("your last changes could not be saved: {error}", error=exc)
 
     # -- someone else changed the file ----------------------------------------------------------
 
@@ -176,7 +177,7 @@ class Saver:
                 try:
                     text = f.path.read_text(encoding="utf-8")
                 except (OSError, UnicodeDecodeError) as exc:
-                    self._error(f"cannot read {f.path.name}: {exc}")
+                    self._error(_("cannot read {name}: {error}", name=f.path.name, error=exc))
                     return
                 f.accept(text)
                 self.editor.load_text(text)
@@ -185,6 +186,6 @@ class Saver:
                 self.save_now()
 
         self.owner.app.push_screen(ConfirmScreen(
-            f"{f.path.name} changed on disk (another editor?) and differs from the editor.\n"
-            "Load the version on disk? (No keeps yours and saves it over the file.)",
-            yes="Load from disk", no="Keep mine"), answered)
+            _("{name} changed on disk (another editor?) and differs from the editor.\n"
+              "Load the version on disk? (No keeps yours and saves it over the file.)", name=f.path.name),
+            yes=_("Load from disk"), no=_("Keep mine")), answered)

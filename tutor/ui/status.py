@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tutor.course import Chapter, Course, Exercise, Passage, Step
+from tutor.i18n import N_, _
 from tutor.progress import ExerciseProgress
 
 # One-cell characters only: wide emoji break column alignment in many terminals.
@@ -18,11 +19,11 @@ ICONS = {
 }
 
 LEGEND = [
-    ("·", "reading"),
-    ("○", "not started"),
-    ("◐", "in progress"),
-    ("✔", "passed / typed along"),
-    ("⚡", "needs a CUDA GPU this machine lacks"),
+    ("·", N_("reading")),
+    ("○", N_("not started")),
+    ("◐", N_("in progress")),
+    ("✔", N_("passed / typed along")),
+    ("⚡", N_("needs a CUDA GPU this machine lacks")),
 ]
 
 
@@ -57,7 +58,7 @@ def icon(status: str) -> str:
 def chapter_label(course: Course, chapter: Chapter) -> str:
     """`Ch 3/12 · Custom C++ and CUDA operators` (the last chapter number is the course length)."""
     total = max([c.number for c in course.chapters] + [len(course.chapters)])
-    return f"Ch {chapter.number}/{total} · {chapter.title}"
+    return _("Ch {number}/{total}", number=chapter.number, total=total) + f" · {chapter.title}"
 
 
 def passed_count(exercises: list[Exercise], snap: Snapshot) -> int:
@@ -66,15 +67,16 @@ def passed_count(exercises: list[Exercise], snap: Snapshot) -> int:
 
 def overall_label(course: Course, snap: Snapshot) -> str:
     """The course total (the chapter picker's title)."""
-    return f"{passed_count(course.exercises, snap)}/{len(course.exercises)} exercises passed in the course"
+    return _("{passed}/{total} exercises passed in the course", passed=passed_count(course.exercises, snap),
+             total=len(course.exercises))
 
 
 def chapter_progress_label(chapter: Chapter, snap: Snapshot) -> str:
     """The header's count: this chapter's exercises, not the course's."""
     n = len(chapter.exercises)
     if not n:
-        return "no exercises in this chapter"
-    return f"{passed_count(chapter.exercises, snap)}/{n} exercises passed"
+        return _("no exercises in this chapter")
+    return _("{passed}/{total} exercises passed", passed=passed_count(chapter.exercises, snap), total=n)
 
 
 def first_step_to_do(chapter: Chapter, snap: Snapshot) -> Step:

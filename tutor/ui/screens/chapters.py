@@ -11,13 +11,14 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from tutor.course import Course
+from tutor.i18n import N_, _
 from tutor.ui.status import Snapshot, overall_label, passed_count
 
 
 class ChapterPicker(ModalScreen[int | None]):
     """Dismisses with the chosen chapter number, or None."""
 
-    BINDINGS = [Binding("escape", "dismiss(None)", "Close", id="chapters-close")]
+    BINDINGS = [Binding("escape", "dismiss(None)", N_("Close"), id="chapters-close")]
 
     def __init__(self, course: Course, current: int, snap: Snapshot) -> None:
         super().__init__(classes="dialog-screen")
@@ -33,15 +34,15 @@ class ChapterPicker(ModalScreen[int | None]):
             total = len(ch.exercises)
             mark = "▶" if ch.number == self.current else " "
             prompt = Text.assemble(f"{mark} {ch.number:2d}  ", (ch.title, "bold"),
-                                   (f"  {done}/{total} passed", "green" if total and done == total else "dim"))
+                                   ("  " + _("{done}/{total} passed", done=done, total=total), "green" if total and done == total else "dim"))
             if ch.summary:
                 prompt.append("\n      " + ch.summary, style="dim")
             options.append(Option(prompt, id=str(ch.number)))
             if ch.number == self.current:
                 highlighted = i
         with Vertical(classes="dialog", id="chapters-dialog"):
-            yield Static(f"Jump to a chapter  (Enter opens, Esc closes) · "
-                         f"{overall_label(self.course, self.snap)}", classes="dialog-title")
+            yield Static(_("Jump to a chapter  (Enter opens, Esc closes)") + " · "
+                         + overall_label(self.course, self.snap), classes="dialog-title")
             yield OptionList(*options, id="chapter-list")
         self._highlighted = highlighted
 

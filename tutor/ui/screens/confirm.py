@@ -8,18 +8,20 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from tutor.i18n import N_, _
+
 
 class ConfirmScreen(ModalScreen[bool]):
     BINDINGS = [
-        Binding("y", "answer(True)", "Yes", id="confirm-yes"),
-        Binding("n,escape", "answer(False)", "No", id="confirm-no"),
+        Binding("y", "answer(True)", N_("Yes"), id="confirm-yes"),
+        Binding("n,escape", "answer(False)", N_("No"), id="confirm-no"),
     ]
 
-    def __init__(self, question: str, yes: str = "Yes", no: str = "No") -> None:
+    def __init__(self, question: str, yes: str = "", no: str = "") -> None:
         super().__init__(classes="dialog-screen")
         self.question = question
-        self.yes = yes
-        self.no = no
+        self.yes = yes or _("Yes")
+        self.no = no or _("No")
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):

@@ -12,6 +12,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from tutor.i18n import N_, _
+
 _STYLES = {"delete": "red", "insert": "green", "replace": "yellow", "equal": ""}
 
 
@@ -20,9 +22,9 @@ def side_by_side(mine: str, reference: str) -> Table:
     a, b = mine.splitlines(), reference.splitlines()
     table = Table(expand=True, show_edge=False, pad_edge=False, box=None, padding=(0, 1))
     table.add_column("#", justify="right", style="dim", no_wrap=True)
-    table.add_column("your code", ratio=1, overflow="fold")
+    table.add_column(_("your code"), ratio=1, overflow="fold")
     table.add_column("#", justify="right", style="dim", no_wrap=True)
-    table.add_column("reference solution", ratio=1, overflow="fold")
+    table.add_column(_("reference solution"), ratio=1, overflow="fold")
     matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
     for tag, i1, i2, j1, j2 in matcher.get_opcodes():
         style = _STYLES[tag]
@@ -35,7 +37,7 @@ def side_by_side(mine: str, reference: str) -> Table:
 
 
 class SolutionScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,q", "dismiss(None)", "Close", id="solution-close")]
+    BINDINGS = [Binding("escape,q", "dismiss(None)", N_("Close"), id="solution-close")]
 
     def __init__(self, title: str, mine: str, reference: str) -> None:
         super().__init__(classes="dialog-screen")
@@ -45,8 +47,8 @@ class SolutionScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog", id="solution-dialog"):
-            yield Static(f"Reference solution: {self.title_text}  "
-                         "(red: only yours, green: only the reference, yellow: changed; Esc closes)",
+            yield Static(_("Reference solution: {title}  (red: only yours, green: only the "
+                           "reference, yellow: changed; Esc closes)", title=self.title_text),
                          classes="dialog-title")
             with VerticalScroll(id="solution-scroll"):
                 yield Static(side_by_side(self.mine, self.reference), id="solution-diff")

@@ -21,6 +21,8 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import TextArea
 
+from tutor.i18n import N_, _
+
 
 def leading_ws(line: str) -> int:
     return len(line) - len(line.lstrip(" \t"))
@@ -31,15 +33,15 @@ class CodeEditor(TextArea):
     LANGUAGE: ClassVar[str | None] = "python"
 
     BINDINGS = [
-        Binding("tab", "tab_key", "Hint", id="hint",
-                tooltip="Next hint on an empty line (or in a line of code); indents in leading "
-                        "whitespace or a selection; inserts a shown suggestion"),
-        Binding("shift+tab", "dedent", "Dedent", id="dedent", show=False,
-                tooltip="Remove one level of indentation"),
-        Binding("ctrl+a", "select_all", "Select all", id="select-all", show=False,
-                tooltip="Select all the text (Home goes to the line start)"),
-        Binding("f3", "toggle_wrap", "Wrap", id="wrap", show=False,
-                tooltip="Soft-wrap long lines on/off"),
+        Binding("tab", "tab_key", N_("Hint"), id="hint",
+                tooltip=N_("Next hint on an empty line (or in a line of code); indents in leading "
+                           "whitespace or a selection; inserts a shown suggestion")),
+        Binding("shift+tab", "dedent", N_("Dedent"), id="dedent", show=False,
+                tooltip=N_("Remove one level of indentation")),
+        Binding("ctrl+a", "select_all", N_("Select all"), id="select-all", show=False,
+                tooltip=N_("Select all the text (Home goes to the line start)")),
+        Binding("f3", "toggle_wrap", N_("Wrap"), id="wrap", show=False,
+                tooltip=N_("Soft-wrap long lines on/off")),
     ]
 
     class HintRequested(Message):
@@ -85,7 +87,7 @@ class CodeEditor(TextArea):
     def action_toggle_wrap(self) -> None:
         self.soft_wrap = not self.soft_wrap
         self.scroll_cursor_visible()
-        self.notify("Long lines wrap." if self.soft_wrap else "Long lines scroll sideways.", timeout=2)
+        self.notify(_("Long lines wrap.") if self.soft_wrap else _("Long lines scroll sideways."), timeout=2)
 
 # -- highlighting near the viewport --------------------------------------------------------
     # TextArea re-queries the syntax tree of the whole file after every edit: ~10 ms for 300

@@ -11,6 +11,8 @@ from textual.dom import DOMNode
 from textual.screen import Screen
 from textual.widgets import Static
 
+from tutor.i18n import _
+
 
 class KeyBar(Static):
     DEFAULT_CSS = """
@@ -53,7 +55,7 @@ class KeyBar(Static):
             label = self.app.get_key_display(binding)
             start = text.cell_len
             text.append(f" {label} ", style=f"bold {key_style}")
-            text.append(f"{binding.description} ")
+            text.append(f"{_(binding.description)} ")
             spans.append((start, text.cell_len, namespace, binding.action))
             shown.append((label, binding))
         self._spans, self.shown = spans, shown

@@ -6,8 +6,9 @@ stays indented under itself; an exercise shows its id (what `tutor check ID` tak
 
 from __future__ import annotations
 
-import textwrap
+import re
 
+from rich.cells import cell_len, chop_cells
 from rich.text import Text
 from textual.css.scalar import Unit
 from textual.message import Message
@@ -17,8 +18,36 @@ from textual.widgets.option_list import Option
 from tutor.course import Chapter, Exercise, Step
 from tutor.ui.status import Snapshot, icon, step_status
 
-
 _COLOURS = {"passed": "green", "done": "green", "started": "yellow", "cuda": "magenta", "read": "dim"}
+
+
+# A Latin word or one wide character, with the punctuation that sticks to it: the units a line breaks between.
+_UNITS = re.compile(r"\s+|[（《“]*(?:[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef]|[^\s\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef]+)[，。：；！？、）》”]*")
+
+
+def wrap_cells(text: str, width: int) -> list[str]:
+    """`text` in lines of at most `width` terminal cells: breaks at spaces, and between any two
+    Chinese characters (which take two cells each and need no space), never before closing
+    punctuation. A word longer than the line is folded (cut at the edge), not left overflowing."""
+    lines: list[str] = []
+    line = ""
+    for unit in _UNITS.findall(text):
+        if unit.isspace():
+            if line:
+                line += " "
+            continue
+        if line and cell_len(line + unit) > width:
+            lines.append(line.rstrip())
+            line = ""
+        while cell_len(line + unit) > width:  # a word longer than the line: fold it
+            head = chop_cells(line + unit, width)[0]
+            lines.append(head)
+            unit = (line + unit)[len(head):]
+            line = ""
+        line += unit
+    if line.strip():
+        lines.append(line.rstrip())
+    return lines
 
 
 def step_prompt(number: int, step: Step, status: str, current: bool, width: int = 24) -> Text:
@@ -28,7 +57,7 @@ def step_prompt(number: int, step: Step, status: str, current: bool, width: int 
     text = Text.assemble(marker, " ", (icon(status), _COLOURS.get(status, "")), f" {number:>2}. ")
     indent = " " * text.cell_len
     room = max(8, width - text.cell_len)
-    lines = textwrap.wrap(step.title, room, break_long_words=False) or [""]
+    lines = wrap_cells(step.title, room) or [""]
     text.append(lines[0], style="bold" if current else "")
     for line in lines[1:]:
         text.append("\n" + indent + line, style="bold" if current else "")

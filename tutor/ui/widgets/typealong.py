@@ -15,6 +15,7 @@ from __future__ import annotations
 import time
 from typing import Callable
 
+from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
@@ -30,28 +31,41 @@ from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import Static
 
+from tutor.i18n import N_, _
 from tutor.progress import Progress, ProgressError, TypingRecord
 from tutor.stats import history_lines
-from tutor.typing_engine import (AUTO, CARET, CORRECT, EXTRA, HINT, INCORRECT, MISSED, PENDING,
-                                 TypingSession, TypingStats, format_accuracy)
+from tutor.typing_engine import (
+    AUTO,
+    CARET,
+    CORRECT,
+    EXTRA,
+    HINT,
+    INCORRECT,
+    MISSED,
+    PENDING,
+    TypingSession,
+    TypingStats,
+    format_accuracy,
+)
 
 STATUSES = (PENDING, CORRECT, INCORRECT, AUTO, HINT, MISSED, EXTRA, CARET)
 TICK = 0.25  # seconds between live stats refreshes while typing (elapsed time moves on its own)
 
 # What the engine does for the learner, longest first; the note shows the longest that fits.
+# Message ids: `fit` translates them, so a language switch redraws them.
 NOTES = (
-    ("Indentation and blank lines are filled in for you · Tab types the next word · "
-     "Ctrl+T restarts"),
-    "Indentation and blank lines are filled in for you · Tab types the next word",
-    "Indentation and blank lines are filled in · Tab types the next word",
-    "Indents and blank lines are filled in · Tab: next word",
-    "Indents & blank lines filled in · Tab: next word",
-    "Indents & blank lines filled · Tab: next word",
-    "Indents filled in · Tab: next word",
-    "Tab: next word",
+    N_("Indentation and blank lines are filled in for you · Tab types the next word · "
+       "Ctrl+T restarts"),
+    N_("Indentation and blank lines are filled in for you · Tab types the next word"),
+    N_("Indentation and blank lines are filled in · Tab types the next word"),
+    N_("Indents and blank lines are filled in · Tab: next word"),
+    N_("Indents & blank lines filled in · Tab: next word"),
+    N_("Indents & blank lines filled · Tab: next word"),
+    N_("Indents filled in · Tab: next word"),
+    N_("Tab: next word"),
 )
-AT_END = ("The last key was a mistake: Backspace fixes it, Enter finishes",
-          "Backspace fixes, Enter finishes")
+AT_END = (N_("The last key was a mistake: Backspace fixes it, Enter finishes"),
+          N_("Backspace fixes, Enter finishes"))
 
 
 def _clock_text(seconds: float) -> str:
@@ -60,12 +74,14 @@ def _clock_text(seconds: float) -> str:
 
 
 def fit(variants: tuple[str, ...] | list[str], width: int | None) -> str:
-    """The first (longest) variant that fits `width` cells; the last one when none does."""
+    """The first (longest) variant that fits `width` cells, translated; the last one when
+    none does. Cells, not characters: a Chinese character takes two."""
+    texts = [_(v) for v in variants]
     if width is not None:
-        for text in variants:
-            if len(text) <= width:
+        for text in texts:
+            if cell_len(text) <= width:
                 return text
-    return variants[0] if width is None else variants[-1]
+    return texts[0] if width is None else texts[-1]
 
 
 def stats_text(stats: TypingStats, width: int | None = None) -> str:
@@ -73,13 +89,14 @@ def stats_text(stats: TypingStats, width: int | None = None) -> str:
     definitions; they are also in the F1 help)."""
     wpm, raw, acc = f"{stats.wpm:.0f}", f"{stats.raw_wpm:.0f}", format_accuracy(stats.accuracy)
     e, u, h, t = stats.errors, stats.uncorrected_errors, stats.hints, _clock_text(stats.elapsed)
-    return fit([
-        f"{wpm} WPM · raw {raw} · accuracy {acc} · errors {e} ({u} uncorrected) · hints {h} · {t}",
-        f"{wpm} WPM · raw {raw} · accuracy {acc} · errors {e} ({u} left) · hints {h} · {t}",
-        f"{wpm} WPM · accuracy {acc} · errors {e} ({u} left) · {t}",
-        f"{wpm} WPM · {acc} · errors {e} ({u} left) · {t}",
-        f"{wpm} WPM · {acc} · {e} err · {t}",
-    ], width)
+    values = dict(wpm=wpm, raw=raw, acc=acc, e=e, u=u, h=h, t=t)
+    return fit([_(v, **values) for v in (
+        N_("{wpm} WPM · raw {raw} · accuracy {acc} · errors {e} ({u} uncorrected) · hints {h} · {t}"),
+        N_("{wpm} WPM · raw {raw} · accuracy {acc} · errors {e} ({u} left) · hints {h} · {t}"),
+        N_("{wpm} WPM · accuracy {acc} · errors {e} ({u} left) · {t}"),
+        N_("{wpm} WPM · {acc} · errors {e} ({u} left) · {t}"),
+        N_("{wpm} WPM · {acc} · {e} err · {t}"),
+    )], width)
 
 
 class TypingArea(ScrollView, can_focus=False):
@@ -228,8 +245,8 @@ class StatsLine(Widget):
         if self.session.at_end:
             return Text(fit(AT_END, width), style="bold")
         if not self.session.started:
-            return Text(fit(("Start typing: the clock starts at your first key",
-                             "The clock starts at your first key", "Start typing"), width),
+            return Text(fit((N_("Start typing: the clock starts at your first key"),
+                             N_("The clock starts at your first key"), N_("Start typing")), width),
                         style="italic")
         return Text(stats_text(self.session.stats(), width),
                     style="bold" if self.session.finished else "")
@@ -242,9 +259,9 @@ class TypeAlong(Widget, can_focus=True):
     """
 
     BINDINGS = [
-        Binding("tab", "hint", "Hint", tooltip="Insert the next word (counted as a hint)",
+        Binding("tab", "hint", N_("Hint"), tooltip=N_("Insert the next word (counted as a hint)"),
                 id="typealong-hint"),
-        Binding("ctrl+t", "restart", "Restart", tooltip="Type this passage again from the start",
+        Binding("ctrl+t", "restart", N_("Restart"), tooltip=N_("Type this passage again from the start"),
                 id="typealong-restart"),
     ]
 
@@ -326,7 +343,7 @@ class TypeAlong(Widget, can_focus=True):
     def on_paste(self, event: events.Paste) -> None:
         event.stop()
         if not self.session.finished:
-            self.notify("Pasting is off in type-along: the point is to type it.", severity="warning")
+            self.notify(_("Pasting is off in type-along: the point is to type it."), severity="warning")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "hint" and self.session.finished:
@@ -378,7 +395,7 @@ class TypeAlong(Widget, can_focus=True):
             self.progress.record_typing(record)
             history = self.progress.typing_history(self.passage_key)
         except ProgressError as exc:
-            self.notify(f"Your typing result was not saved: {exc}", severity="error", timeout=8)
+            self.notify(_("Your typing result was not saved: {error}", error=exc), severity="error", timeout=8)
         if not history or history[-1] != record:
             history.append(record)
         self._show_results(stats, history)
@@ -388,23 +405,27 @@ class TypeAlong(Widget, can_focus=True):
     def _show_results(self, stats: TypingStats, history: list[TypingRecord]) -> None:
         best = max(history, key=lambda r: r.wpm)
         text = Text()
-        text.append("Done! ", style="bold")
+        text.append(_("Done!") + " ", style="bold")
         text.append(stats_text(stats))
         left = []
         if stats.uncorrected_errors:
-            s = "s" if stats.uncorrected_errors != 1 else ""
-            left.append(f"{stats.uncorrected_errors} mistake{s} left in the code you typed")
+            n = stats.uncorrected_errors
+            left.append(_("1 mistake left in the code you typed") if n == 1 else
+                        _("{n} mistakes left in the code you typed", n=n))
         if stats.missed:
-            s = "s" if stats.missed != 1 else ""
-            left.append(f"{stats.missed} character{s} skipped")
+            n = stats.missed
+            left.append(_("1 character skipped") if n == 1 else _("{n} characters skipped", n=n))
         if left:
-            text.append("\n" + "; ".join(left) + ".", style="bold")
-        attempts = f"{len(history)} attempt{'s' if len(history) != 1 else ''}"
+            text.append("\n" + _("; ").join(left) + _("."), style="bold")
+        n = len(history)
+        attempts = _("1 attempt") if n == 1 else _("{n} attempts", n=n)
         if best is history[-1] and len(history) > 1:
-            text.append(f"\nA new best for this passage! ({attempts})", style="bold")
+            text.append("\n" + _("A new best for this passage! ({attempts})", attempts=attempts),
+                        style="bold")
         elif len(history) > 1:
-            text.append(f"\nBest for this passage: {best.wpm:.0f} WPM at "
-                        f"{format_accuracy(best.accuracy)} accuracy · {attempts}")
+            text.append("\n" + _("Best for this passage: {wpm} WPM at {acc} accuracy · {attempts}",
+                                  wpm=f"{best.wpm:.0f}", acc=format_accuracy(best.accuracy),
+                                  attempts=attempts))
         self.query_one("#typealong-summary", Static).update(text)
         self.query_one("#typealong-history", Static).update(
             Text("\n".join(history_lines(history)), style="dim"))
