@@ -177,7 +177,8 @@ class TutorApp(App[int]):
         try:
             course = self._course_loader(lang)
         except (LessonError, OSError) as exc:
-            self.notify(_("cannot load the course in {lang}: {error}", lang=lang, error=exc),
+            self.notify(_("cannot load the course in {lang}: {error}", lang=i18n.LANGUAGES.get(lang, lang),
+                          error=exc),
                         severity="error")
             return
         i18n.set_language(lang)
