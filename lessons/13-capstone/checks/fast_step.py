@@ -11,32 +11,30 @@ Thresholds (measured on a 2-core CPU, 6 seeds x 2 learning rates, 10 steps):
   and more. Allowed: 0.002.
 - attention that sees later tokens drifts only 0.003-0.007 in 10 steps (too close to call from
   the curve), so causality is tested directly.
-- peak memory: the reference (fused attention + fused AdamW) is 54.6% below the baseline
-  (profiler bytes, the same on every run); bf16 autocast + fused AdamW 46.5%; checkpointing
-  alone 38%. Target: 40% lower.
-- speed: the reference 1.52x idle, 1.4x-1.6x with two busy loops on the two cores; autocast +
-  fused AdamW 1.56x; fused attention + checkpointing 1.07x; micro-batches of half the batch
-  with fused attention 1.31x. Target: 1.3x.
+- peak memory: the reference (fused attention + fused AdamW) is 56% below the baseline
+  (profiler bytes, the same on every run); bf16 autocast + fused AdamW 48%; checkpointing each
+  block alone 34%; one checkpoint around the whole model ~0%. Target: 40% lower.
+- speed (thread CPU time, one thread): the reference 1.49x-1.52x, with the machine loaded by
+  other work and with two extra busy loops; bf16 autocast + fused AdamW 1.54x-1.57x; fused
+  attention + checkpointing each block 1.05x; fused attention + 2 micro-batches 1.29x-1.31x
+  (on the edge: not used as a test). Target: 1.3x.
 """
 
 from __future__ import annotations
 
 import contextlib
 import copy
-import math
 
 import torch
-from torch.nn import functional as F
-
 from _baseline import SIZES, Sizes, build, make_baseline_step, markov_batches
+from torch.nn import functional as F
 
 STEPS = 10
 CURVE_ATOL = 2e-3
 HELD_OUT_ATOL = 2e-3
 MEMORY_TARGET = 0.40   # at least 40% lower peak than the baseline step
 SPEEDUP_TARGET = 1.3   # at least 1.3x as fast as the baseline step
-SMALL = Sizes(vocab=37, width=48, heads=4, layers=1, seq=45, batch=3)  # odd sizes, short run
-SMALL_STEPS = 3
+SMALL = Sizes(vocab=37, width=48, heads=4, layers=1, seq=45, batch=3)  # odd sizes
 
 
 @contextlib.contextmanager
@@ -80,10 +78,10 @@ def _as_float(ctx, value, where: str) -> float:
     return float(value)
 
 
-def _curve_reason(mine: list[float], base: list[float], atol: float, label: str) -> str:
+def _curve_reason(mine: list[float], base: list[float], atol: float) -> str:
     diffs = [abs(a - b) for a, b in zip(mine, base)]
     k = next(i for i, d in enumerate(diffs) if not d <= atol)  # NaN counts as out
-    said = (f"your step's loss curve{label} leaves the baseline's: at step {k + 1} of {len(base)} your "
+    said = (f"your step's loss curve leaves the baseline's: at step {k + 1} of {len(base)} your "
             f"loss is {mine[k]:.4f}, the baseline's {base[k]:.4f} (difference {diffs[k]:.4f}; allowed "
             f"{atol}). ")
     if k == 0:
@@ -102,7 +100,7 @@ def _within(mine: list[float], base: list[float], atol: float) -> bool:
     return all(abs(a - b) <= atol for a, b in zip(mine, base))  # False on NaN
 
 
-def _train(ctx, sizes: Sizes, steps: int, lr: float, label: str):
+def _train(ctx, sizes: Sizes, steps: int, lr: float):
     """Baseline and learner trained side by side from the same weights on the same batches."""
     base = build(sizes, ctx.seed + sizes.seq, ctx.device)
     model = _learner_model(ctx, sizes, base)
@@ -111,7 +109,7 @@ def _train(ctx, sizes: Sizes, steps: int, lr: float, label: str):
     base_curve = [base_step(x, y) for x, y in batches[:steps]]
 
     my_step = ctx.learner.make_step(model, lr)
-    with ctx.build(f"your step's first call{label} (it compiles, if you use torch.compile)",
+    with ctx.build("your step's first call (it compiles, if you use torch.compile)",
                    figure="first_step_s"):
         first = my_step(*batches[0])
     mine = [_as_float(ctx, first, "your step")]
@@ -127,7 +125,8 @@ def _causal(ctx, model, sizes: Sizes) -> None:
     other[:, cut:] = ctx.randint(0, sizes.vocab, (sizes.batch, sizes.seq - cut))
     with torch.no_grad():
         a, b = model(tokens).float(), model(other).float()
-    # Causal attention gives the same bits; attention that looks ahead moves them by ~0.05-0.5.
+    # Causal attention gives the same bits; attention that looks ahead moved them by at least 2%
+    # of the largest logit on these sizes (20 seeds measured). Allowed: 0.1%.
     moved = (a[:, :cut] - b[:, :cut]).abs().max().item()
     ctx.expect(moved <= 1e-3 * max(1.0, a.abs().max().item()),
                f"your model is not causal: the logits at positions 1-{cut} changed by up to {moved:.3g} "
@@ -142,20 +141,14 @@ def check(ctx):
     lr = ctx.choice([3e-3, 4e-3])  # the step must use the learning rate it is given
 
     with _one_thread(dev):
-        # 1. Causal attention, on the baseline's starting weights and odd sizes.
+        # 1. Causal attention, on the baseline's starting weights and odd sizes (the forward
+        #    only: a step that compiles is compiled once, for the training below).
         ctx.phase("checking that your model is causal")
         _causal(ctx, _learner_model(ctx, SMALL, build(SMALL, ctx.seed, dev)), SMALL)
 
-        # 2. Odd sizes, a few steps: nothing may depend on the sizes of the main run.
-        ctx.phase("training a small model with odd sizes, yours and the baseline")
-        *_, small_base, small_mine = _train(ctx, SMALL, SMALL_STEPS, lr, " (small model)")
-        ok = _within(small_mine, small_base, CURVE_ATOL)
-        ctx.expect(ok, "" if ok else _curve_reason(small_mine, small_base, CURVE_ATOL,
-                                                   f" on a small model ({SMALL.seq} positions, batch {SMALL.batch})"))
-
-        # 3. The loss curve of the main run.
+        # 2. The loss curve.
         ctx.phase(f"training {STEPS} steps, yours and the baseline")
-        base, model, base_step, my_step, batches, base_curve, mine = _train(ctx, sizes, STEPS, lr, "")
+        base, model, base_step, my_step, batches, base_curve, mine = _train(ctx, sizes, STEPS, lr)
         leaks = []
         if torch.is_autocast_enabled(dev.type):
             leaks.append(f"autocast is still on for {dev.type}")
@@ -165,14 +158,14 @@ def check(ctx):
                               "blocks, so that the caller's code runs as before.")
         drift = max(abs(a - b) for a, b in zip(mine, base_curve))
         ok = _within(mine, base_curve, CURVE_ATOL)
-        ctx.figure("loss_curve", {"yours": [round(v, 4) for v in mine],
-                                  "baseline": [round(v, 4) for v in base_curve],
+        ctx.figure("loss_curve", {"yours_first": round(mine[0], 4), "baseline_first": round(base_curve[0], 4),
+                                  "yours_last": round(mine[-1], 4), "baseline_last": round(base_curve[-1], 4),
                                   "max_difference": round(drift, 5), "allowed": CURVE_ATOL})
-        ctx.expect(ok, "" if ok else _curve_reason(mine, base_curve, CURVE_ATOL, ""))
+        ctx.expect(ok, "" if ok else _curve_reason(mine, base_curve, CURVE_ATOL))
         ctx.expect_close(f"loss at steps 1-{STEPS}", torch.tensor(mine, dtype=torch.float64),
                          torch.tensor(base_curve, dtype=torch.float64), atol=CURVE_ATOL, rtol=0.0)
 
-        # 4. The model the step was given is the one that learned.
+        # 3. The model the step was given is the one that learned.
         held_x, held_y = batches[STEPS]
         mine_held, base_held = _loss(model, held_x, held_y), _loss(base, held_x, held_y)
         ctx.figure("held_out_loss", {"yours": round(mine_held, 4), "baseline": round(base_held, 4)})
@@ -184,7 +177,7 @@ def check(ctx):
         ctx.expect_close("held-out loss of the trained model", mine_held, base_held,
                          atol=HELD_OUT_ATOL, rtol=0.0)
 
-    # 5. Peak memory of one step each, then time, on the models trained above.
+    # 4. Peak memory of one step each, then time, on the models trained above.
     x, y = batches[0]
     # Warm both sides under the profiler: its first run pays its own start-up, and the gradients
     # a step frees are only counted when the profiler saw them allocated.

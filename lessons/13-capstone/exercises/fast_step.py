@@ -76,8 +76,9 @@ def make_step(model: nn.Module, lr: float):
     # TODO: this is the baseline step. Make one step at least 1.3x as fast and its peak memory at
     #       least 40% lower, with the same loss curve (within 0.002 per step). Measure before you
     #       choose: on a small CPU some techniques buy memory with time, others save both. Watch
-    #       out: keep the model's weights and the loss in float32, train the model you are given
-    #       (not a copy), use the learning rate you are given, and use every row of the batch.
+    #       out: keep the model's weights and the loss in float32, keep the attention causal,
+    #       train the model you are given (not a copy), use the learning rate you are given, and
+    #       use every row of the batch. Any part of this file may change, the model included.
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr)
 
     def step(tokens: torch.Tensor, targets: torch.Tensor) -> float:
