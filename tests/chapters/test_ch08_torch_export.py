@@ -1,6 +1,12 @@
 """Chapter 8 (torch.export): the solutions pass; realistic mistakes fail with a helpful reason."""
 
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
+
+from tutor.course import code_blocks
 
 from .conftest import assert_fails, assert_passes
 
@@ -140,3 +146,20 @@ def test_save_load_static_batch(mutant):
 
 def test_save_load_labels_not_json(mutant):
     assert_fails(mutant("export-save-load", "json.dumps(labels)", "str(labels)"), "not JSON")
+
+
+# -- AOTInductor passage ----------------------------------------------------------------------
+
+def test_aoti_passage_builds_loads_and_matches_eager(tmp_path):
+    """09-aoti.md's block is not a `python run` block (the C++ build takes 15-25 s on an idle
+    2-core CPU, minutes on a busy one), so it runs here: build, load, same outputs as eager."""
+    root = Path(__file__).resolve().parents[2]
+    text = (root / "lessons/08-torch-export/guide/en/09-aoti.md").read_text(encoding="utf-8")
+    block = next(b for b in code_blocks(text) if b.language == "python")
+    assert not block.runnable, "a runnable block would be executed by the quick guide tests"
+    (tmp_path / "aoti.py").write_text(block.code, encoding="utf-8")
+    done = subprocess.run([sys.executable, "aoti.py"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=900, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "same outputs as eager for batches 1, 8 and 37" in done.stdout
+    assert "built " in done.stdout and "loaded in" in done.stdout
