@@ -142,6 +142,7 @@ class MainScreen(Screen[None]):
         self._work_started = False
         self._work_ready = asyncio.Event()
         self._painted = False  # the first frame is up
+        self._resumed = False  # Textual has styled the screen once (it does so on resume)
         self._last_error = ("", 0.0)
 
     @property
@@ -227,7 +228,8 @@ class MainScreen(Screen[None]):
         if any(self.has_class(name) != on for name, on in want.items()):
             for name, on in want.items():
                 self.set_class(on, name, update=False)
-            self.update_node_styles()
+            if self._resumed:  # before the first resume, Textual's own styling pass covers it
+                self.update_node_styles()
         try:
             split = int(self._state(f"split.{kind}", str(SPLIT_DEFAULT.get(kind, 40))))
         except ValueError:
@@ -914,6 +916,7 @@ class MainScreen(Screen[None]):
         self._fit_panels()
 
     def on_screen_resume(self) -> None:
+        self._resumed = True
         if self._painted:  # the first resume follows on_mount, which has just drawn the status
             self.refresh_status()
 
