@@ -18,6 +18,7 @@ from rich.text import Text
 from tutor import i18n
 from tutor.course import load_course
 from tutor.i18n import _
+from tutor.ui.status import needs_text
 
 # Run in a child so that a broken torch install is reported, not raised, and the CLI stays light.
 _PROBE = r"""
@@ -149,7 +150,8 @@ def doctor(console: Console, home: Path) -> int:
                 c.number != 3 or bool(cxx and ninja and headers))
             n += bool(can)
             if not can:
-                missing.append(f"{e.id} ({why or _('needs a C++ compiler, Python headers and ninja')})")
+                why = needs_text(e.needs) if why else _("needs a C++ compiler, Python headers and ninja")
+                missing.append(f"{e.id} ({why})")
         runnable.add_row(f"{c.number}. {c.title}", f"{n}/{len(c.exercises)}", _(", ").join(missing) or "—")
     console.print(runnable)
     return 0 if "torch" in info else 1

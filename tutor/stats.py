@@ -11,9 +11,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from statistics import fmean
 
+from rich.cells import cell_len
 from rich.table import Table
 
 from tutor.course import Course
+from tutor.i18n import _
 from tutor.progress import Progress, TypingRecord
 from tutor.typing_engine import format_accuracy
 
@@ -42,16 +44,20 @@ def history_lines(history: Sequence[TypingRecord]) -> list[str]:
     if not history:
         return []
     if len(history) < CHART_FROM:
-        return [f"Attempt {i}: {r.wpm:.0f} WPM · accuracy {format_accuracy(r.accuracy)}"
-                for i, r in enumerate(history, 1)]
+        return [_("Attempt {i}: {wpm} WPM · accuracy {acc}", i=i, wpm=f"{r.wpm:.0f}",
+                  acc=format_accuracy(r.accuracy)) for i, r in enumerate(history, 1)]
     shown = history[-CHART_WIDTH:]
     first, last = shown[0], shown[-1]
-    span = f" (last {len(shown)} of {len(history)})" if len(shown) < len(history) else ""
+    span = (" " + _("(last {n} of {total})", n=len(shown), total=len(history))
+            if len(shown) < len(history) else "")
+    # The two labels padded to the same cells (a Chinese label is two cells a character).
+    wpm, acc = "WPM", _("accuracy")
+    pad = max(cell_len(wpm), cell_len(acc)) + 2
     return [
         # WPM from 0 and accuracy from 80%, so that 98% against 100% is not drawn as a cliff.
-        (f"WPM       {sparkline([r.wpm for r in shown], low=0)}  "
+        (f"{wpm}{' ' * (pad - cell_len(wpm))}{sparkline([r.wpm for r in shown], low=0)}  "
          f"{first.wpm:.0f} → {last.wpm:.0f}{span}"),
-        (f"accuracy  {sparkline([r.accuracy for r in shown], low=0.8, high=1.0)}  "
+        (f"{acc}{' ' * (pad - cell_len(acc))}{sparkline([r.accuracy for r in shown], low=0.8, high=1.0)}  "
          f"{format_accuracy(first.accuracy)} → {format_accuracy(last.accuracy)}"),
     ]
 
@@ -101,14 +107,14 @@ def _pct(value: float | None) -> str:
 
 
 def render_stats(rows: list[ChapterStats]) -> Table:
-    table = Table(title="Type-along", title_justify="left")
+    table = Table(title=_("Type-along"), title_justify="left")
     table.add_column("#", justify="right", style="dim")
-    table.add_column("Chapter")
-    table.add_column("Passages", justify="right")
-    table.add_column("Best WPM", justify="right")
-    table.add_column("Recent WPM", justify="right")
-    table.add_column("Best acc.", justify="right")
-    table.add_column("Recent acc.", justify="right")
+    table.add_column(_("Chapter"))
+    table.add_column(_("Passages"), justify="right")
+    table.add_column(_("Best WPM"), justify="right")
+    table.add_column(_("Recent WPM"), justify="right")
+    table.add_column(_("Best acc."), justify="right")
+    table.add_column(_("Recent acc."), justify="right")
     for r in rows:
         passages = f"{r.done}/{r.total}" if r.total else "—"
         table.add_row(str(r.number), r.title, passages, _wpm(r.best_wpm), _wpm(r.recent_wpm),

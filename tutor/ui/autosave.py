@@ -6,8 +6,8 @@ import threading
 import time
 from pathlib import Path
 
-from tutor.course import Exercise
 from tutor import sourcefile
+from tutor.course import Exercise
 from tutor.workspace import Workspace, WorkspaceError, atomic_write
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tutor.course import Chapter, Course, Exercise, Passage, Step
+from tutor.course import Chapter, Course, Exercise, Needs, Passage, Step
 from tutor.i18n import N_, _
 from tutor.progress import ExerciseProgress
 
@@ -49,6 +49,16 @@ def step_status(step: Step, snap: Snapshot) -> str:
     if isinstance(step, Passage):
         return "done" if step.key in snap.passages else "new"
     return "read"
+
+
+def needs_text(needs: Needs) -> str:
+    """What an exercise needs to run (`Needs.describe`), in the current language."""
+    if needs.device == "cuda":
+        n = max(needs.gpus, 1)
+        return _("needs a CUDA GPU") if n == 1 else _("needs {n} CUDA GPUs", n=n)
+    if needs.processes > 1:
+        return _("runs {n} processes", n=needs.processes)
+    return _("runs on CPU")
 
 
 def icon(status: str) -> str:

@@ -16,6 +16,7 @@ from textual.screen import Screen
 
 from tutor import paths
 from tutor.course import Course, Exercise
+from tutor.i18n import _
 from tutor.progress import Progress, ProgressError
 from tutor.runner.client import Runner
 from tutor.watch.screen import FileSaved, WatchFailed, WatchScreen, post
@@ -29,8 +30,9 @@ class WatchApp(App[int]):
     TITLE = "tutor watch"
     ENABLE_COMMAND_PALETTE = False  # nine single keys, all in the footer: no palette needed
     BINDINGS = [
-        Binding("ctrl+c", "quit", "Quit", id="watch-ctrl-c", show=False, priority=True,
-                tooltip="Stop watching (as q does)"),
+        # Translated once, at import: `tutor watch` has no language switch.
+        Binding("ctrl+c", "quit", _("Quit"), id="watch-ctrl-c", show=False, priority=True,
+                tooltip=_("Stop watching (as q does)")),
     ]
 
     def __init__(self, course: Course, home: Path, start: Exercise, device: str = "auto", *,
@@ -69,7 +71,7 @@ class WatchApp(App[int]):
         self.watch_screen.file_saved(message.path)
 
     def on_watch_failed(self, message: WatchFailed) -> None:
-        self.watch_screen.notify(f"{message.reason}. Press r to check after each save.",
+        self.watch_screen.notify(_("{reason}. Press r to check after each save.", reason=message.reason),
                                  severity="error", timeout=15)
 
     def close_resources(self) -> None:
@@ -91,8 +93,8 @@ def run_watch(course: Course, home: Path, start: Exercise, device: str = "auto")
         return 1
     try:
         app.run()
-        print(f"Stopped watching at {app.session.current.id}. `tutor watch` continues there; "
-              "`tutor start` opens the app.", file=sys.stderr)
+        print(_("Stopped watching at {id}. `tutor watch` continues there; `tutor start` opens the app.",
+                id=app.session.current.id), file=sys.stderr)
     finally:
         app.close_resources()  # stops the runner: up to a few seconds if it is mid-start
     return app.return_code or 0

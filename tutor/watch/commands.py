@@ -9,10 +9,20 @@ import argparse
 import sys
 from pathlib import Path
 
-from tutor import checks
-from tutor.cli import (EXIT_FAIL, EXIT_OK, UsageError, _exercise_arg, _progress, console, err_console,
-                       find_exercise, parse_chapter)
+from tutor import checks, i18n
+from tutor.cli import (
+    EXIT_FAIL,
+    EXIT_OK,
+    UsageError,
+    _exercise_arg,
+    _progress,
+    console,
+    err_console,
+    find_exercise,
+    parse_chapter,
+)
 from tutor.course import Course, Exercise, load_course
+from tutor.i18n import _
 from tutor.progress import Progress
 from tutor.watch.editor import EditorError, editor_command, open_in_editor
 from tutor.workspace import Workspace
@@ -27,17 +37,17 @@ def watch_target(course: Course, words: list[str], progress: Progress) -> Exerci
         assert number is not None
         chapter = course.chapter(number)
         if not chapter.exercises:
-            raise UsageError(f"chapter {number} has no exercises to watch")
+            raise UsageError(_("chapter {number} has no exercises to watch", number=number))
         done = progress.all_exercises()
         return next((e for e in chapter.exercises if e.id not in done or done[e.id].status != "passed"),
                     chapter.exercises[0])
     if len(words) > 1:
-        raise UsageError(f"expected one exercise or `chapter N`, got {' '.join(words)!r}")
+        raise UsageError(_("expected one exercise or `chapter N`, got {got}", got=repr(' '.join(words))))
     return find_exercise(course, words[0])
 
 
 def cmd_watch(args: argparse.Namespace, home: Path) -> int:
-    course = load_course()
+    course = load_course(lang=i18n.language())
     progress = _progress(home)
     try:
         start = watch_target(course, list(args.target), progress)
@@ -45,8 +55,8 @@ def cmd_watch(args: argparse.Namespace, home: Path) -> int:
         progress.close()
     Workspace(home).ensure(course)
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        err_console.print("tutor: `tutor watch` needs an interactive terminal; for headless use "
-                          "run `tutor check`", markup=False)
+        err_console.print("tutor: " + _("`tutor watch` needs an interactive terminal; for headless use "
+                                        "run `tutor check`"), markup=False)
         return EXIT_FAIL
     from tutor.watch.app import run_watch
 
@@ -54,7 +64,7 @@ def cmd_watch(args: argparse.Namespace, home: Path) -> int:
 
 
 def _file(args: argparse.Namespace, home: Path, remember: bool) -> tuple[Exercise, Path]:
-    course = load_course()
+    course = load_course(lang=i18n.language())
     progress = _progress(home)
     try:
         exercise = _exercise_arg(course, args.exercise, progress)
@@ -68,7 +78,7 @@ def _file(args: argparse.Namespace, home: Path, remember: bool) -> tuple[Exercis
 
 
 def cmd_path(args: argparse.Namespace, home: Path) -> int:
-    _, path = _file(args, home, remember=False)
+    _exercise, path = _file(args, home, remember=False)
     print(path)  # plain print: no Rich wrapping, so scripts get the path intact
     return EXIT_OK
 
@@ -79,8 +89,9 @@ def cmd_open(args: argparse.Namespace, home: Path) -> int:
         command = editor_command()
         if command is None:
             print(path)
-            err_console.print("tutor: set $VISUAL or $EDITOR to open it from here "
-                              "(e.g. `export EDITOR=vim` or `export VISUAL='code --wait'`)", markup=False)
+            err_console.print("tutor: " + _("set $VISUAL or $EDITOR to open it from here "
+                                            "(e.g. `export EDITOR=vim` or `export VISUAL='code --wait'`)"),
+                              markup=False)
             return EXIT_OK
         if not args.exercise:
             console.print(f"{exercise.id} · {exercise.title}", markup=False, style="bold")
@@ -89,6 +100,7 @@ def cmd_open(args: argparse.Namespace, home: Path) -> int:
         err_console.print(f"tutor: {exc}", markup=False)
         return EXIT_FAIL
     if status != 0:
-        err_console.print(f"tutor: {command[0]} exited with status {status}", markup=False)
+        err_console.print("tutor: " + _("{command} exited with status {status}", command=command[0], status=status),
+                          markup=False)
         return EXIT_FAIL
     return EXIT_OK

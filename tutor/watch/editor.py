@@ -7,6 +7,8 @@ import shlex
 import subprocess
 from pathlib import Path
 
+from tutor.i18n import _
+
 
 class EditorError(Exception):
     """The editor could not be started: one line for the learner."""
@@ -20,7 +22,7 @@ def editor_command() -> list[str] | None:
             try:
                 return shlex.split(raw)
             except ValueError:
-                raise EditorError(f"cannot read ${name} ({raw!r}): unbalanced quotes") from None
+                raise EditorError(_("cannot read ${name} ({raw}): unbalanced quotes", name=name, raw=repr(raw))) from None
     return None
 
 
@@ -29,4 +31,5 @@ def open_in_editor(command: list[str], path: Path) -> int:
     try:
         return subprocess.call([*command, str(path)])
     except OSError as exc:
-        raise EditorError(f"cannot start the editor {command[0]!r}: {exc.strerror or exc}") from None
+        raise EditorError(_("cannot start the editor {name}: {error}", name=repr(command[0]),
+                             error=exc.strerror or exc)) from None

@@ -11,6 +11,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from tutor.course import Course, Exercise
+from tutor.i18n import _
 from tutor.ui.status import Snapshot, icon, step_status
 
 
@@ -43,8 +44,8 @@ class ExercisePicker(ModalScreen[str | None]):
                     self._highlight = sum(1 for o in options if o is not None)
                 options.append(Option(prompt, id=ex.id))
         with Vertical(classes="dialog", id="watch-list-dialog"):
-            yield Static("Go to an exercise (Enter go, Esc close)  ✔ passed ◐ started ○ new "
-                         "⚡ needs a GPU", classes="dialog-title")
+            yield Static(_("Go to an exercise (Enter go, Esc close)  ✔ passed ◐ started ○ new "
+                           "⚡ needs a GPU"), classes="dialog-title")
             yield OptionList(*options, id="watch-list")
 
     def on_mount(self) -> None:

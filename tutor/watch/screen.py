@@ -23,10 +23,11 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from tutor.course import Exercise
+from tutor.i18n import _
 from tutor.progress import ProgressError
 from tutor.runner.protocol import CANCELLED, Event, Verdict
 from tutor.ui.screens.solution import SolutionScreen
-from tutor.ui.status import Snapshot, icon, step_status
+from tutor.ui.status import Snapshot, icon, needs_text, step_status
 from tutor.ui.widgets.results import ResultsPanel
 from tutor.watch.editor import EditorError, editor_command, open_in_editor
 from tutor.watch.picker import ExercisePicker
@@ -96,17 +97,18 @@ class WatchScreen(Screen[None]):
     AUTO_FOCUS = None
 
     BINDINGS = [
-        Binding("h", "hint", "Hint", id="watch-hint", tooltip="Reveal the next hint (it counts as used)"),
-        Binding("n", "next", "Next", id="watch-next", tooltip="Go to the next exercise"),
-        Binding("p", "previous", "Prev", id="watch-previous", tooltip="Go to the previous exercise"),
-        Binding("r", "rerun", "Re-run", id="watch-rerun",
-                tooltip="Check the file now (a run in flight is cancelled and restarted)"),
-        Binding("l", "list", "List", id="watch-list", tooltip="Every exercise with its status"),
-        Binding("s", "solution", "Solution", id="watch-solution",
-                tooltip="Your code beside the reference solution (after the hints, or after a pass)"),
-        Binding("t", "task", "Task", id="watch-task", tooltip="Show the whole task, or fold it again"),
-        Binding("e", "edit", "Edit", id="watch-edit", tooltip="Open the file in $VISUAL / $EDITOR"),
-        Binding("q", "quit", "Quit", id="watch-quit", tooltip="Stop watching"),
+        # Translated once, at import: `tutor watch` has no language switch.
+        Binding("h", "hint", _("Hint"), id="watch-hint", tooltip=_("Reveal the next hint (it counts as used)")),
+        Binding("n", "next", _("Next"), id="watch-next", tooltip=_("Go to the next exercise")),
+        Binding("p", "previous", _("Prev"), id="watch-previous", tooltip=_("Go to the previous exercise")),
+        Binding("r", "rerun", _("Re-run"), id="watch-rerun",
+                tooltip=_("Check the file now (a run in flight is cancelled and restarted)")),
+        Binding("l", "list", _("List"), id="watch-list", tooltip=_("Every exercise with its status")),
+        Binding("s", "solution", _("Solution"), id="watch-solution",
+                tooltip=_("Your code beside the reference solution (after the hints, or after a pass)")),
+        Binding("t", "task", _("Task"), id="watch-task", tooltip=_("Show the whole task, or fold it again")),
+        Binding("e", "edit", _("Edit"), id="watch-edit", tooltip=_("Open the file in $VISUAL / $EDITOR")),
+        Binding("q", "quit", _("Quit"), id="watch-quit", tooltip=_("Stop watching")),
     ]
 
     def __init__(self, session: WatchSession) -> None:
@@ -169,8 +171,8 @@ class WatchScreen(Screen[None]):
         try:
             arrival = self.session.arrival(ex)
         except UnicodeDecodeError:
-            self.notify(f"{self.session.path(ex).name} is not UTF-8 text: save it as UTF-8 in your "
-                        "editor.", severity="error")
+            self.notify(_("{name} is not UTF-8 text: save it as UTF-8 in your editor.",
+                          name=self.session.path(ex).name), severity="error")
             results.show_idle(self._idle_text(ex))
             return
         except (ProgressError, WorkspaceError, OSError) as exc:
@@ -220,20 +222,23 @@ class WatchScreen(Screen[None]):
         try:
             guide = ex.text()
         except OSError as exc:
-            guide = f"(cannot read the task: {exc.strerror or exc})"
+            guide = _("(cannot read the task: {error})", error=exc.strerror or exc)
         summary, cut = task_summary(guide, ex.stub.name)
         text = task_summary(guide)[0] if full else summary
         scroll = self.query_one("#watch-task-scroll", VerticalScroll)
-        scroll.border_title = "Task  ·  t folds it" if full else (
-            "Task, in short  ·  t shows all of it" if cut else "Task  ·  t unfolds it")
+        scroll.border_title = _("Task  ·  t folds it") if full else (
+            _("Task, in short  ·  t shows all of it") if cut else _("Task  ·  t unfolds it"))
         self.query_one("#watch-task-text", Static).update(RichMarkdown(text))
         scroll.scroll_home(animate=False)
 
     def _idle_text(self, ex: Exercise) -> str:
-        text = f"Edit {self.session.path(ex).name} in your editor and save: every save is checked here."
+        text = _("Edit {name} in your editor and save: every save is checked here.",
+                 name=self.session.path(ex).name)
         runs, why = self.session.runs_here(ex)
         if not runs:
-            text += f"\nThis exercise {why}: here its check is skipped (n: next exercise)."
+            if why == ex.needs.describe():  # the plain reason: say it in the learner's language
+                why = needs_text(ex.needs)
+            text += "\n" + _("This exercise {why}: here its check is skipped (n: next exercise).", why=why)
         return text
 
     def _show_hints(self, ex: Exercise) -> None:
@@ -249,10 +254,10 @@ class WatchScreen(Screen[None]):
         left = len(ex.hints) - revealed
         parts: list[RichMarkdown] = []  # hints are Markdown (`code`), as in the app's hint panel
         for i in range(revealed, 0, -1):
-            parts.append(RichMarkdown(f"**Hint {i}/{len(ex.hints)}:** {ex.hints[i - 1]}",
+            parts.append(RichMarkdown(f"**{_('Hint {i}/{n}', i=i, n=len(ex.hints))}:** {ex.hints[i - 1]}",
                                       style="" if i == revealed else "dim"))
-        box.border_title = (f"Hints  ·  h: the next ({left} left)" if left else
-                            "Hints  ·  no more: s shows the reference solution beside your code")
+        box.border_title = (_("Hints  ·  h: the next ({left} left)", left=left) if left else
+                            _("Hints  ·  no more: s shows the reference solution beside your code"))
         self.query_one("#watch-hints-text", Static).update(Group(*parts))
         box.scroll_home(animate=False)
 
@@ -299,7 +304,8 @@ class WatchScreen(Screen[None]):
 
     def on_runner_up(self, message: RunnerUp) -> None:
         if message.gpus is None:
-            self.notify(f"The runner could not start: {message.error}", severity="error", timeout=10)
+            self.notify(_("The runner could not start: {reason}", reason=message.error), severity="error",
+                        timeout=10)
             return
         self.session.gpus = message.gpus
         self._show_header(self.session.current)
@@ -343,14 +349,16 @@ class WatchScreen(Screen[None]):
             return
         following = self.session.after_pass(ex)
         if following is None:
-            results.show_verdict(verdict, ex.title, "Every exercise that runs here has passed!")
+            results.show_verdict(verdict, ex.title, _("Every exercise that runs here has passed!"))
             self._show_header(ex)
-            self.notify(f"✔ {ex.title} passed: that was the last one to do.", title="Well done!")
+            self.notify(_("✔ {title} passed: that was the last one to do.", title=ex.title),
+                        title=_("Well done!"))
             return
         results.show_verdict(verdict, ex.title,
-                             f"Next: {following.title} (p goes back, s shows the reference solution)")
-        self.notify(f"✔ {ex.title} passed. Now watching {self.session.path(following).name}.",
-                    title="Well done!", timeout=6)
+                             _("Next: {title} (p goes back, s shows the reference solution)",
+                               title=following.title))
+        self.notify(_("✔ {title} passed. Now watching {name}.", title=ex.title,
+                      name=self.session.path(following).name), title=_("Well done!"), timeout=6)
         self.go_to(following, keep_results=True)
 
     # -- keys -----------------------------------------------------------------------------------
@@ -359,8 +367,8 @@ class WatchScreen(Screen[None]):
         ex = self.session.current
         try:
             if not self.session.reveal_hint():
-                self.notify(f"All {len(ex.hints)} hints are shown. s shows the reference solution "
-                            "beside your code.")
+                self.notify(_("All {n} hints are shown. s shows the reference solution beside your code.",
+                              n=len(ex.hints)))
         except ProgressError as exc:
             self.notify(str(exc), severity="error")
         self._show_hints(ex)
@@ -369,7 +377,7 @@ class WatchScreen(Screen[None]):
     def _move(self, delta: int) -> None:
         ex = self.session.neighbour(delta)
         if ex is None:
-            self.notify("This is the last exercise." if delta > 0 else "This is the first exercise.")
+            self.notify(_("This is the last exercise.") if delta > 0 else _("This is the first exercise."))
             return
         self.go_to(ex)
 
@@ -416,7 +424,7 @@ class WatchScreen(Screen[None]):
         try:
             command = editor_command()
             if command is None:
-                self.notify(f"Set $VISUAL or $EDITOR to open files from here. The file: {path}",
+                self.notify(_("Set $VISUAL or $EDITOR to open files from here. The file: {path}", path=path),
                             timeout=10)
                 return
             # A terminal editor takes over this terminal until it exits; saves made in it are
@@ -426,7 +434,7 @@ class WatchScreen(Screen[None]):
         except EditorError as exc:
             self.notify(str(exc), severity="error")
         except SuspendNotSupported:  # no real terminal (a test, a web driver)
-            self.notify(f"cannot open an editor from here. The file: {path}", severity="warning")
+            self.notify(_("cannot open an editor from here. The file: {path}", path=path), severity="warning")
 
     def action_quit(self) -> None:
         self.app.exit(0)

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Protocol
 
 from tutor.course import Chapter, Course, Exercise
+from tutor.i18n import N_, _
 from tutor.progress import Progress, RunRecord
 from tutor.runner.protocol import CANCELLED, ERROR, PASSED, SKIPPED, Event, Verdict
 from tutor.workspace import Workspace, WorkspaceError
@@ -84,7 +85,8 @@ class WatchSession:
         """`chapter 2 · exercise 1/4`."""
         ex = exercise or self.current
         chapter = self.chapter(ex)
-        return f"chapter {chapter.number} · exercise {chapter.exercises.index(ex) + 1}/{len(chapter.exercises)}"
+        return _("chapter {number} · exercise {i}/{n}", number=chapter.number,
+                 i=chapter.exercises.index(ex) + 1, n=len(chapter.exercises))
 
     def go_to(self, exercise: Exercise) -> None:
         """Make `exercise` current and remember it, so `tutor check`, `tutor start` and the next
@@ -139,8 +141,8 @@ class WatchSession:
             return None
         left = len(exercise.hints) - self.hints_used(exercise)
         if left > 0:
-            return (f"The solution opens after the hints (h reveals the next, {left} left) "
-                    "or after a pass.")
+            return _("The solution opens after the hints (h reveals the next, {left} left) "
+                     "or after a pass.", left=left)
         return None
 
     # -- checks ---------------------------------------------------------------------------------
@@ -191,14 +193,15 @@ class WatchSession:
         try:
             self._checked[exercise.id] = self.text(exercise)
         except UnicodeDecodeError:
-            return Verdict(status=ERROR, reason=f"{self.path(exercise).name} is not UTF-8 text: save it "
-                                                "as UTF-8 in your editor")
+            return Verdict(status=ERROR, reason=_("{name} is not UTF-8 text: save it as UTF-8 in your "
+                                                  "editor", name=self.path(exercise).name))
         except (OSError, WorkspaceError) as exc:
-            return Verdict(status=ERROR, reason=f"cannot read {self.path(exercise)}: {exc}")
+            return Verdict(status=ERROR, reason=_("cannot read {name}: {error}", name=self.path(exercise),
+                                                  error=exc))
         try:
             return self.runner.check(exercise, self.path(exercise), on_event)
         except Exception as exc:  # the runner must never take the screen down
-            return Verdict(status=ERROR, reason=f"the runner failed: {exc}")
+            return Verdict(status=ERROR, reason=_("the runner failed: {error}", error=exc))
 
     def warm_up(self) -> int:
         """Start the runner's process (it imports torch); return how many GPUs it sees.
@@ -231,10 +234,10 @@ def verdict_of(record: RunRecord) -> Verdict:
 
 def ago(ts: float, now: float | None = None) -> str:
     delta = max(0.0, (now or time.time()) - ts)
-    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+    for unit, size in ((N_("{n} d ago"), 86400), (N_("{n} h ago"), 3600), (N_("{n} min ago"), 60)):
         if delta >= size:
-            return f"{int(delta // size)} {unit} ago"
-    return "just now"
+            return _(unit, n=int(delta // size))
+    return _("just now")
 
 
 def task_summary(markdown: str, filename: str = "") -> tuple[str, bool]:

@@ -37,7 +37,13 @@ from tutor.ui.messages import RunDone, RunProgress, SaveDone
 from tutor.ui.runs import Runs
 from tutor.ui.saver import Saver
 from tutor.ui.screens.confirm import ConfirmScreen
-from tutor.ui.status import chapter_progress_label, first_step_to_do, icon, step_status
+from tutor.ui.status import (
+    chapter_progress_label,
+    first_step_to_do,
+    icon,
+    needs_text,
+    step_status,
+)
 from tutor.ui.widgets.editor import CodeEditor
 from tutor.ui.widgets.guide import GuideView
 from tutor.ui.widgets.hints import HintPanel, code_suggestion
@@ -298,11 +304,14 @@ class MainScreen(Screen[None]):
         # in its own process).
         self.call_after_refresh(self._after_first_paint)
 
-    async def _after_first_paint(self) -> None:
+    def _after_first_paint(self) -> None:
         self._painted = True
         self.tutor.warm_up()
         self.set_timer(0.2, self.query_one("#guide", GuideView).highlight_code)
-        await self._build_work()
+        # The work pane after the next frame (the one that fills in the key bar): mounting
+        # the editor and panels first (~12 ms) held that frame back. The app's queue, so
+        # it runs after callbacks queued there before it.
+        self.app.call_after_refresh(self._build_work)
 
     # -- footer by step kind --------------------------------------------------------------------
 
@@ -440,7 +449,7 @@ class MainScreen(Screen[None]):
 
     def _idle_text(self, ex: Exercise) -> str:
         if ex.needs.device_here(self.tutor.gpus or 0)[0] is None:
-            return _("This exercise {needs}: here its check will be skipped.", needs=ex.needs.describe())
+            return _("This exercise {needs}: here its check will be skipped.", needs=needs_text(ex.needs))
         return ""
 
     def _open_exercise(self, ex: Exercise) -> None:
