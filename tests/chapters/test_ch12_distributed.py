@@ -167,3 +167,121 @@ def test_bf16_float16_compute_fails(mutant):
     v = mutant("fsdp-bf16", POLICY,
                "    policy = MixedPrecisionPolicy(param_dtype=torch.float16, reduce_dtype=torch.float32)")
     assert_fails(v, "float16", "expected torch.bfloat16")
+
+
+# -- ddp-accum ---------------------------------------------------------------------------------
+
+DDP_NO_SYNC = "    with model.no_sync():  # key\n"
+DDP_LOOP_BACKWARD = "            (loss / n).backward()  # key"
+DDP_LAST_BACKWARD = "    (loss / n).backward()\n"
+
+
+def test_ddp_solution_passes_on_two_ranks(solution_verdict):
+    v = assert_passes(solution_verdict("ddp-accum"))
+    assert v.figures["all_reduce_rounds"]["per_step"] == [1, 1]
+
+
+def test_ddp_stub_fails(check_code, course):
+    v = check_code("ddp-accum", course.exercise("ddp-accum").stub)
+    assert v.status in ("failed", "error"), v.reason
+    assert "TODO" in v.reason or "make_ddp" in v.reason
+
+
+def test_ddp_nullcontext_per_micro_batch_passes(variant):
+    # correct but different: one loop choosing the context per micro-batch, a summed loss
+    # divided by the element count of the whole local batch
+    variant("ddp-accum", "    n = len(micro_batches)\n",
+            "    import contextlib\n    n = len(micro_batches)\n"
+            "    values = sum(y.numel() for _, y in micro_batches)\n"
+            "    losses = []\n"
+            "    for i, (x, y) in enumerate(micro_batches):\n"
+            "        with model.no_sync() if i < n - 1 else contextlib.nullcontext():\n"
+            "            loss = F.mse_loss(model(x), y, reduction='sum')\n"
+            "            (loss / values).backward()\n"
+            "        losses.append(loss.detach() / y.numel())\n"
+            "    optimizer.step()\n    optimizer.zero_grad(set_to_none=False)\n"
+            "    return torch.stack(losses).mean()\n")
+
+
+def test_ddp_without_no_sync_fails(mutant):
+    assert_fails(mutant("ddp-accum", DDP_NO_SYNC, "    if True:\n"), "all-reduced the gradients", "no_sync()")
+
+
+def test_ddp_loss_not_divided_fails(mutant):
+    v = mutant("ddp-accum", (DDP_LOOP_BACKWARD, "            loss.backward()"), (DDP_LAST_BACKWARD, "    loss.backward()\n"))
+    assert_fails(v, "was not divided", "gradient of `fc")
+
+
+def test_ddp_step_per_micro_batch_fails(mutant):
+    v = mutant("ddp-accum", "            total += loss.detach()\n",
+               "            total += loss.detach()\n            optimizer.step()\n")
+    assert_fails(v, "optimizer.step()", "times for", "step once")
+
+
+def test_ddp_bypassing_the_wrapper_fails(mutant):
+    assert_fails(mutant("ddp-accum", ("model(x)", "model.module(x)"), ("model(x_last)", "model.module(x_last)")),
+                 "never all-reduced")
+
+
+def test_ddp_gpu_device_ids_on_cpu_fails(mutant):
+    v = mutant("ddp-accum", "    return DDP(model)  # key",
+               "    import torch.distributed as dist\n    return DDP(model, device_ids=[dist.get_rank()])")
+    assert_fails(v, "make_ddp raised")
+
+
+def test_ddp_gradients_not_cleared_fails(mutant):
+    assert_fails(mutant("ddp-accum", "    optimizer.zero_grad()\n    return total", "    return total"),
+                 "still has a gradient", "clear the gradients")
+
+
+# -- pipeline ----------------------------------------------------------------------------------
+
+PP_SCHEDULE = "    schedule = ScheduleGPipe(stage, n_microbatches=n_microbatches, loss_fn=F.mse_loss)  # key"
+
+
+def test_pp_solution_passes_on_two_ranks(solution_verdict):
+    v = assert_passes(solution_verdict("pipeline"))
+    s = v.figures["stage"]
+    assert 0 < s["parameters_here"] < s["whole_model"]
+
+
+def test_pp_one_f_one_b_passes(variant):
+    # correct but different: the 1F1B schedule, and the stage built from an explicit index range
+    variant("pipeline", (PP_SCHEDULE, ("    from torch.distributed.pipelining import Schedule1F1B\n"
+                                       "    schedule = Schedule1F1B(stage, n_microbatches, loss_fn=F.mse_loss)")),
+            ("    blocks = list(model.layers[rank * per_stage:(rank + 1) * per_stage])  # key",
+             "    blocks = [model.layers[i] for i in range(rank * per_stage, (rank + 1) * per_stage)]"))
+
+
+def test_pp_summed_micro_batch_gradients_fail(mutant):
+    assert_fails(mutant("pipeline", "loss_fn=F.mse_loss)  # key", "loss_fn=F.mse_loss, scale_grads=False)"),
+                 "were summed, not averaged")
+
+
+def test_pp_head_forgotten_fails(mutant):
+    assert_fails(mutant("pipeline", "        blocks.append(model.head)  # key\n", "        pass\n"),
+                 "`head.weight` is in no rank's stage")
+
+
+def test_pp_whole_model_on_every_rank_fails(mutant):
+    v = mutant("pipeline", "    stage_module = nn.Sequential(*blocks)",
+               "    stage_module = nn.Sequential(*model.layers, model.head) if rank == world - 1 else nn.Sequential(*model.layers)")
+    assert_fails(v, "is in the stages of 2 ranks")
+
+
+def test_pp_copied_layers_fail(mutant):
+    v = mutant("pipeline", "    stage_module = nn.Sequential(*blocks)",
+               "    import copy\n    stage_module = copy.deepcopy(nn.Sequential(*blocks))")
+    assert_fails(v, "not the model's own")
+
+
+def test_pp_one_micro_batch_fails(mutant):
+    assert_fails(mutant("pipeline", PP_SCHEDULE, PP_SCHEDULE.replace("n_microbatches=n_microbatches", "n_microbatches=1")),
+                 "micro-batches, expected n_microbatches=")
+
+
+def test_pp_sum_loss_fails(mutant):
+    v = mutant("pipeline", "loss_fn=F.mse_loss)  # key",
+               "loss_fn=lambda out, y: F.mse_loss(out, y, reduction='sum'))")
+    reason = assert_fails(v)
+    assert "micro-batch losses" in reason or "gradient of `" in reason, reason

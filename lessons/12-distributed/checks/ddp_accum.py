@@ -1,0 +1,109 @@
+"""Check: DDP with gradient accumulation. The gradients at the optimizer step and the updated
+parameters equal one process training on the whole global batch, and DDP communicates once
+per optimizer step (counted with a comm hook), not once per micro-batch.
+
+Runs on every torchrun rank; each rank judges its own replica.
+"""
+
+import copy
+
+import torch
+import torch.nn.functional as F
+from _common import call_setup, process_group
+from torch.distributed.algorithms.ddp_comm_hooks.default_hooks import allreduce_hook
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+
+def check(ctx):
+    with process_group():
+        _check(ctx)
+
+
+def _check(ctx):
+    rank, world = ctx.rank, ctx.world_size
+    ref_mod = ctx.reference
+    in_features, hidden, out_features = ctx.choice([5, 8]), ctx.choice([7, 12]), ctx.choice([2, 3])
+    n_micro = ctx.choice([3, 4])          # never equal to the world size: the two scalings differ
+    micro_rows = ctx.choice([2, 5])
+    torch.manual_seed(ctx.seed)
+    single = ref_mod.Net(in_features, hidden, out_features)
+    model = copy.deepcopy(single)
+
+    ctx.phase("wrapping your model")
+    ddp = call_setup(ctx, "make_ddp", lambda: ctx.learner.make_ddp(model),
+                     "on the CPU with gloo, wrap the model without device_ids: DDP(model)")
+    ctx.expect(isinstance(ddp, DDP),
+               f"make_ddp must return a DistributedDataParallel, it returned {type(ddp).__name__}")
+    ctx.expect(ddp.module is model, "make_ddp must wrap the model it was given (ddp.module is that model)")
+
+    # Count DDP's communication: the hook runs once per gradient bucket when a backward syncs;
+    # the last bucket ends one all-reduce round.
+    rounds = [0]
+
+    def counting_allreduce(state, bucket):
+        if bucket.is_last():
+            rounds[0] += 1
+        return allreduce_hook(state, bucket)
+
+    ddp.register_comm_hook(None, counting_allreduce)
+    optimizer = torch.optim.SGD(ddp.parameters(), lr=ref_mod.LR)
+    at_step = []                          # gradients as the optimizer saw them, one entry per step()
+    optimizer.register_step_pre_hook(
+        lambda opt, args, kwargs: at_step.append(
+            [None if p.grad is None else p.grad.detach().clone() for p in model.parameters()]))
+    single_opt = torch.optim.SGD(single.parameters(), lr=ref_mod.LR)
+    names = [name for name, _ in model.named_parameters()]
+
+    figures = []
+    for step in ctx.trials(2, "training step"):
+        per_rank = n_micro * micro_rows
+        x = ctx.randn(world * per_rank, in_features)      # the global batch, equal on every rank
+        y = ctx.randn(world * per_rank, out_features)
+        mine = slice(rank * per_rank, (rank + 1) * per_rank)
+        micro = [(a.clone(), b.clone()) for a, b in zip(x[mine].split(micro_rows), y[mine].split(micro_rows))]
+        with torch.no_grad():
+            local_loss = torch.stack([F.mse_loss(single(a), b) for a, b in micro]).mean()
+        rounds[0], at_step[:] = 0, []
+
+        loss = ctx.learner.train_step(ddp, optimizer, micro)
+
+        ctx.expect(isinstance(loss, torch.Tensor) and loss.numel() == 1,
+                   "train_step must return the mean loss as a one-element tensor")
+        ctx.expect(not loss.requires_grad and loss.grad_fn is None,
+                   "train_step returned a loss that still holds its autograd graph: return it detached")
+        ctx.expect_close(f"mean micro-batch loss returned by train_step at step {step + 1}",
+                         loss.detach().reshape(()).float(), local_loss, atol=1e-5, rtol=1e-4)
+        ctx.expect(len(at_step) == 1,
+                   f"train_step called optimizer.step() {len(at_step)} times for {n_micro} micro-batches: "
+                   "accumulate the gradients of all of them, then step once")
+        figures.append(rounds[0])
+        ctx.expect(rounds[0] != 0,
+                   f"DDP never all-reduced the gradients in step {step + 1}: every backward ran inside "
+                   "no_sync() (or bypassed the DDP wrapper), so each rank stepped with its own gradients. "
+                   "The last micro-batch's backward must run outside no_sync()")
+        ctx.expect(rounds[0] <= 1,
+                   f"DDP all-reduced the gradients {rounds[0]} times in step {step + 1}, for {n_micro} "
+                   "micro-batches: run the backward of every micro-batch but the last inside "
+                   "model.no_sync(), so that only the last one communicates")
+
+        F.mse_loss(single(x), y).backward()                # one process, the whole global batch
+        grads = at_step[0]
+        for name, g, q in zip(names, grads, single.parameters()):
+            if g is None:
+                ctx.fail(f"`{name}` had no gradient when optimizer.step() ran: call backward before the step")
+            ratio = (g.norm() / q.grad.norm()).item() if q.grad.norm() > 0 else 1.0
+            for factor, why in ((n_micro, (f"the loss of each of the {n_micro} micro-batches was not divided "
+                                           f"by {n_micro}")),
+                                (1 / n_micro, "the loss was divided by the number of micro-batches twice")):
+                ctx.expect(abs(ratio - factor) > 0.01 * factor,
+                           f"the gradient of `{name}` at step {step + 1} is {ratio:.3g} times the single-process "
+                           f"one: {why}, so the accumulated gradient is not the mean over the batch")
+            ctx.expect_close(f"gradient of `{name}` when optimizer.step() ran in step {step + 1} (compared "
+                             "with one process on the whole global batch)", g, q.grad, atol=1e-5, rtol=1e-4)
+        single_opt.step()
+        single_opt.zero_grad()
+        for name, p, q in zip(names, model.parameters(), single.parameters()):
+            ctx.expect(p.grad is None or not p.grad.any(),
+                       f"`{name}` still has a gradient after train_step: clear the gradients after the step")
+            ctx.expect_close(f"`{name}` after step {step + 1}", p.detach(), q.detach(), atol=1e-5, rtol=1e-4)
+    ctx.figure("all_reduce_rounds", {"micro_batches_per_step": n_micro, "per_step": figures})

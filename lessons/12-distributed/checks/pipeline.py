@@ -1,0 +1,104 @@
+"""Check: a pipeline-parallel split with torch.distributed.pipelining. Every layer in exactly one
+stage (the model's own layers, in order), a schedule over the requested micro-batches, and
+after one schedule step the micro-batch losses and every rank's gradients equal one process's
+on the whole batch.
+
+Runs on every torchrun rank; each rank judges its own stage.
+"""
+
+import copy
+from collections import Counter
+
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+from _common import call_setup, process_group
+from torch.distributed.pipelining.schedules import PipelineScheduleSingle
+
+
+def check(ctx):
+    with process_group():
+        _check(ctx)
+
+
+def _check(ctx):
+    rank, world = ctx.rank, ctx.world_size
+    ref_mod = ctx.reference
+    dim, out_features = ctx.choice([6, 9]), ctx.choice([2, 3])
+    n_layers = world * ctx.choice([1, 2])
+    n_micro, rows = ctx.choice([2, 3]), ctx.choice([2, 3])
+    torch.manual_seed(ctx.seed)
+    single = ref_mod.Net(dim, n_layers, out_features)
+    model = copy.deepcopy(single)
+    names = {id(p): n for n, p in model.named_parameters()}
+
+    ctx.phase("building your pipeline stage")
+    result = call_setup(ctx, "build_pipeline",
+                        lambda: ctx.learner.build_pipeline(model, rank, world, n_micro),
+                        "wrap this rank's part in PipelineStage(module, rank, world, device) and "
+                        "give it to ScheduleGPipe(stage, n_microbatches, loss_fn=...)")
+    if not (isinstance(result, tuple) and len(result) == 2):
+        ctx.fail("build_pipeline must return (stage_module, schedule)")
+    stage_module, schedule = result
+    ctx.expect(isinstance(schedule, PipelineScheduleSingle),
+               f"the schedule is a {type(schedule).__name__}, expected a single-stage schedule such "
+               "as ScheduleGPipe or Schedule1F1B")
+    ctx.expect(getattr(schedule, "_n_microbatches", n_micro) == n_micro,
+               f"the schedule splits the batch into {getattr(schedule, '_n_microbatches', '?')} "
+               f"micro-batches, expected n_microbatches={n_micro} (the argument)")
+    params = list(stage_module.parameters())
+    ctx.expect(all(id(p) in names for p in params),
+               "the stage module holds parameters that are not the model's own: build it from the "
+               "model's layers (model.layers[...], model.head), not from copies")
+    mine = [names[id(p)] for p in params]
+    everyone = [None] * world
+    dist.all_gather_object(everyone, mine)
+    counts = Counter(n for part in everyone for n in part)
+    twice = [n for n, c in counts.items() if c > 1]
+    ctx.expect(not twice, f"`{twice[0] if twice else ''}` is in the stages of {counts[twice[0]] if twice else 0} "
+                          "ranks: every layer belongs to exactly one stage")
+    nowhere = [n for n in names.values() if counts[n] == 0]
+    ctx.expect(not nowhere, f"`{nowhere[0] if nowhere else ''}` is in no rank's stage: the stages together "
+                            "must hold the whole model")
+    per_stage = n_layers // world
+    want = [f"layers.{i}" for i in range(rank * per_stage, (rank + 1) * per_stage)]
+    want += ["head"] if rank == world - 1 else []
+    have = sorted({".".join(n.split(".")[:2]) if n.startswith("layers.") else n.split(".")[0] for n in mine},
+                  key=lambda k: (k == "head", k))
+    ctx.expect(have == want,
+               f"rank {rank}'s stage holds {have}, expected {want}: split the blocks evenly in order, "
+               "the head on the last stage")
+
+    ctx.phase("one pipelined training step")
+    x = ctx.randn(n_micro * rows, dim)        # the whole batch, equal on every rank
+    y = ctx.randn(n_micro * rows, out_features)
+    losses = []
+    if rank == 0:
+        schedule.step(x.clone())
+    elif rank == world - 1:
+        schedule.step(target=y.clone(), losses=losses)
+    else:
+        schedule.step()
+    F.mse_loss(single(x), y).backward()       # one process, the whole batch
+    if rank == world - 1:
+        with torch.no_grad():
+            want_losses = torch.stack([F.mse_loss(single(a), b) for a, b in zip(x.chunk(n_micro), y.chunk(n_micro))])
+        ctx.expect(len(losses) == n_micro,
+                   f"the last stage produced {len(losses)} micro-batch losses, expected {n_micro}")
+        ctx.expect_close("micro-batch losses on the last stage", torch.stack([l.detach() for l in losses]).reshape(-1),
+                         want_losses, atol=1e-5, rtol=1e-4)
+    ref_params = dict(single.named_parameters())
+    for name in sorted(mine):
+        p, q = dict(model.named_parameters())[name], ref_params[name]
+        if p.grad is None:
+            ctx.fail(f"`{name}` got no gradient from the schedule step: is it part of the stage module "
+                     "that PipelineStage wraps?")
+        ratio = (p.grad.norm() / q.grad.norm()).item() if q.grad.norm() > 0 else 1.0
+        ctx.expect(abs(ratio - n_micro) > 0.01 * n_micro,
+                   f"the gradient of `{name}` is {ratio:.3g} times the single-process one: the "
+                   f"{n_micro} micro-batch gradients were summed, not averaged (keep the schedule's "
+                   "scale_grads=True with a mean loss)")
+        ctx.expect_close(f"gradient of `{name}` (compared with one process on the whole batch)",
+                         p.grad, q.grad, atol=1e-5, rtol=1e-4)
+    ctx.figure("stage", {"rank": rank, "parameters_here": sum(p.numel() for p in params),
+                         "whole_model": sum(p.numel() for p in single.parameters()), "micro_batches": n_micro})
