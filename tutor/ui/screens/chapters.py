@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from rich.console import Group, RenderableType
+from rich.padding import Padding
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
@@ -35,9 +37,10 @@ class ChapterPicker(ModalScreen[int | None]):
             mark = "▶" if ch.number == self.current else " "
             prompt = Text.assemble(f"{mark} {ch.number:2d}  ", (ch.title, "bold"),
                                    ("  " + _("{done}/{total} passed", done=done, total=total), "green" if total and done == total else "dim"))
-            if ch.summary:
-                prompt.append("\n      " + ch.summary, style="dim")
-            options.append(Option(prompt, id=str(ch.number)))
+            entry: RenderableType = prompt
+            if ch.summary:  # indented as a block, so its wrapped lines stay under the title
+                entry = Group(prompt, Padding(Text(ch.summary, style="dim"), (0, 0, 0, 6)))
+            options.append(Option(entry, id=str(ch.number)))
             if ch.number == self.current:
                 highlighted = i
         with Vertical(classes="dialog", id="chapters-dialog"):

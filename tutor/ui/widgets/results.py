@@ -12,6 +12,7 @@ import time
 from typing import Any
 
 from rich.console import Group, RenderableType
+from rich.padding import Padding
 from rich.text import Text
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.timer import Timer
@@ -65,8 +66,8 @@ def verdict_body(verdict: Verdict) -> RenderableType:
     parts: list[RenderableType] = []
     if verdict.reason:
         parts.append(Text(clean(verdict.reason), style="bold" if not verdict.passed else ""))
-    for line in verdict.details:
-        parts.append(Text("  " + clean(line)))
+    for line in verdict.details:  # indented as a block: a wrapped detail stays indented
+        parts.append(Padding(Text(clean(line)), (0, 0, 0, 2)))
     figures = figures_view(verdict.figures)
     if figures is not None:
         parts.append(Text(""))

@@ -311,6 +311,8 @@ class TypeAlong(Widget, can_focus=True):
             yield Static(id="typealong-history")
 
     def on_mount(self) -> None:
+        if not self.query(TypingArea):  # removed before its children mounted (Ctrl+N held down)
+            return
         self._area = self.query_one(TypingArea)
         self._stats = self.query_one(StatsLine)
         self.set_interval(TICK, self._tick)
