@@ -31,7 +31,7 @@ def test_script_passage_runs_from_a_file(tmp_path):
 def test_solution_passes(solution_verdict, exercise):
     v = assert_passes(solution_verdict(exercise, seeds=2))
     if exercise == "ts-save-freeze":
-        assert "eager model" in v.figures["optimized vs eager"]["compares"]
+        assert "finetune file in eval mode" in v.figures["serve vs finetune"]["compares"]
 
 
 # -- script a model with a bool flag -----------------------------------------------------------
@@ -112,40 +112,69 @@ def test_trace_trap_scripting_in_trace_gate(mutant):
     assert_fails(v, "torch.jit.trace(model, example)")
 
 
-# -- save, load, freeze, optimize ---------------------------------------------------------------
+# -- to freeze or not: serve and finetune files ----------------------------------------------
+
+SERVE_FREEZE = '    frozen = torch.jit.freeze(scripted, preserved_attrs=["labels"])  # key'
+SERVE_SAVE = "    torch.jit.save(frozen, path)"
 
 
-def test_save_freeze_method_save_and_implicit_freeze_pass(variant):
-    """Correct but different: ScriptModule.save, and optimize_for_inference freezing by itself."""
+def test_save_freeze_reports_sizes_and_meets_the_target(solution_verdict):
+    v = assert_passes(solution_verdict("ts-save-freeze", seeds=2))
+    sizes = v.figures["file_kb"]
+    assert sizes["serve/finetune"] < 0.2
+    assert sizes["finetune"] > 1
+
+
+def test_save_freeze_deepcopy_method_save_and_implicit_freeze_pass(variant):
+    """Correct but different: a deep copy switched to eval before scripting, ScriptModule.save,
+    and optimize_for_inference freezing nothing more (the file is already frozen)."""
     variant("ts-save-freeze",
-            ("torch.jit.save(torch.jit.script(model), path)", "torch.jit.script(model).save(path)"),
-            ("return torch.jit.optimize_for_inference(frozen)", "return torch.jit.optimize_for_inference(loaded)"))
+            ("    scripted = torch.jit.script(model)  #",
+             "    import copy\n    scripted = torch.jit.script(copy.deepcopy(model).train(purpose == 'finetune'))  #"),
+            ("        torch.jit.save(scripted, path)  # key", "        scripted.save(path)"),
+            (SERVE_SAVE, "    frozen.save(path)"))
+
+
+def test_save_freeze_frozen_finetune_file_fails(mutant):
+    v = mutant("ts-save-freeze", '    if purpose == "finetune":', "    if False:  # frozen whatever the purpose")
+    assert_fails(v, "'finetune' file has 0 parameters", "saved unfrozen")
+
+
+def test_save_freeze_unfrozen_serve_file_misses_the_size_target(mutant):
+    v = mutant("ts-save-freeze", (SERVE_FREEZE, "    frozen = scripted"))
+    assert_fails(v, "still has parameters", "not frozen")
+
+
+def test_save_freeze_optimized_before_saving_cannot_be_loaded(mutant):
+    v = mutant("ts-save-freeze", SERVE_SAVE, "    torch.jit.save(torch.jit.optimize_for_inference(frozen), path)")
+    assert_fails(v, "torch.jit.load cannot read your 'serve' file", "optimize after loading")
+
+
+def test_save_freeze_labels_not_preserved(mutant):
+    v = mutant("ts-save-freeze", SERVE_FREEZE, "    frozen = torch.jit.freeze(scripted)")
+    assert_fails(v, "no labels method", "preserved_attrs")
 
 
 def test_save_freeze_switching_the_callers_model_to_eval(mutant):
-    v = mutant("ts-save-freeze", "    torch.jit.save(torch.jit.script(model), path)",
-               "    model.eval()\n    torch.jit.save(torch.jit.script(model), path)")
+    v = mutant("ts-save-freeze", "    scripted.eval()  # key", "    model.eval()\n    scripted = torch.jit.script(model)")
     assert_fails(v, "switched the caller's model to eval mode")
 
 
 def test_save_freeze_pickled_with_torch_save(mutant):
-    v = mutant("ts-save-freeze", "torch.jit.save(torch.jit.script(model), path)", "torch.save(model, path)")
+    v = mutant("ts-save-freeze", "        torch.jit.save(scripted, path)  # key", "        torch.save(model, path)")
     assert_fails(v, "torch.jit.load cannot read", "torch.jit.save")
 
 
-def test_save_freeze_forgetting_eval(mutant):
-    assert_fails(mutant("ts-save-freeze", "    loaded.eval()  ", "    pass  "), "training mode", ".eval()")
+def test_save_freeze_unknown_purpose_served(mutant):
+    check_purpose = ("    if purpose not in (\"serve\", \"finetune\"):\n"
+                     "        raise ValueError(f\"purpose must be 'serve' or 'finetune', not {purpose!r}\")\n")
+    v = mutant("ts-save-freeze", check_purpose, "")
+    assert_fails(v, "unknown purpose")
 
 
-def test_save_freeze_not_frozen(mutant):
-    v = mutant("ts-save-freeze", "return torch.jit.optimize_for_inference(frozen)", "return loaded")
-    assert_fails(v, "not frozen")
-
-
-def test_save_freeze_frozen_but_not_optimized(mutant):
+def test_save_freeze_not_optimized_at_load(mutant):
     import torch
-
     if not torch.backends.mkldnn.is_available():
         pytest.skip("optimize_for_inference is only detectable through oneDNN ops")
-    v = mutant("ts-save-freeze", "return torch.jit.optimize_for_inference(frozen)", "return frozen")
-    assert_fails(v, "optimize_for_inference")
+    v = mutant("ts-save-freeze", "    return torch.jit.optimize_for_inference(loaded)  # key", "    return loaded")
+    assert_fails(v, "optimize_for_inference after loading")

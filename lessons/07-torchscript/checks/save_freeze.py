@@ -1,17 +1,20 @@
-"""Check: save_scripted writes a TorchScript file (into the run's temp dir) that torch.jit.load
-reads back with the same weights and outputs; load_for_inference returns a frozen, optimized
-module that matches the eager model in eval mode. Reports file size and optimized vs eager time."""
+"""Check: save_for writes a 'finetune' file that stays trainable (all weights, the training-only
+aux head, training mode) and a 'serve' file that is frozen in eval mode, keeps labels(), loads
+with plain torch.jit.load and is at most half the finetune file's size; load_for_serving
+returns a CPU-optimized module with the eager model's eval outputs. Reports both file sizes and
+the serve module's time against the finetune module's."""
 
 import torch
 from torch import nn
 
 from _common import first_lines
 
+SIZE_TARGET = 0.5  # serve file <= half the finetune file; frozen, it is ~8% (the aux head is gone)
 
-def check(ctx):
-    mine = ctx.learner
+
+def _trained_model(ctx):
     torch.manual_seed(ctx.seed)
-    model = ctx.reference.SmallConvNet()
+    model = ctx.reference.ServeNet()
     # As if it had been trained: non-trivial BatchNorm statistics, and still in training mode.
     with torch.no_grad():
         for layer in model.modules():
@@ -20,69 +23,106 @@ def check(ctx):
                 layer.running_var.uniform_(0.5, 2.0)
                 layer.weight.normal_(1.0, 0.2)
                 layer.bias.normal_(0.0, 0.2)
-    model.train()
+    return model.train()
+
+
+def _save(ctx, mine, model, state, path, purpose):
+    ctx.phase(f"saving with your save_for(..., {purpose!r})")
+    mine.save_for(model, str(path), purpose)
+    ctx.expect(model.training, f"save_for(..., {purpose!r}) switched the caller's model to eval mode (.eval() "
+                               f"changes the module in place): switch the scripted copy instead")
+    ctx.expect_close(f"the caller's model's parameters and buffers after save_for(..., {purpose!r}) (it must "
+                     f"not change them)", dict(model.state_dict()), state)
+    ctx.expect(path.is_file(), f"save_for(..., {purpose!r}) did not create the file {path.name}")
+
+
+def _load(ctx, path, purpose):
+    try:
+        return torch.jit.load(str(path), map_location="cpu")
+    except Exception as exc:  # noqa: BLE001  (whatever the file is, the learner reads why)
+        first, rest = first_lines(exc, 6)
+        if "required keyword attribute" in str(exc):
+            ctx.fail(f"torch.jit.load cannot read your {purpose!r} file: it holds an optimize_for_inference "
+                     f"graph, which saves without complaint and then fails to load. Save the frozen module "
+                     f"and optimize after loading (that is load_for_serving's job)", [first])
+        ctx.fail(f"torch.jit.load cannot read the {purpose!r} file save_for wrote: save the scripted module "
+                 f"with torch.jit.save (torch.save pickles Python objects, which torch.jit.load and C++ "
+                 f"cannot read)", [first, *rest])
+
+
+def check(ctx):
+    mine = ctx.learner
+    model = _trained_model(ctx)
     state = {k: v.clone() for k, v in model.state_dict().items()}
+    names = list(model.class_names)
 
-    # 1. Save, and load back with the checker's own torch.jit.load.
-    path = ctx.tmpdir / "convnet.pt"
-    ctx.phase("saving with your save_scripted")
-    mine.save_scripted(model, str(path))
-    ctx.expect(model.training, "save_scripted switched the caller's model to eval mode (.eval() changes "
-                               "the module in place): save it as it is; evaluation mode belongs in "
-                               "load_for_inference")
-    ctx.expect_close("the caller's model's parameters and buffers after save_scripted (it must not change "
-                     "them)", dict(model.state_dict()), state)
-    ctx.expect(path.is_file(), f"save_scripted did not create the file {path.name}")
-    ctx.figure("file_bytes", path.stat().st_size)
+    # 1. The finetune file: everything training needs.
+    ft_path = ctx.tmpdir / "finetune.pt"
+    _save(ctx, mine, model, state, ft_path, "finetune")
+    ft = _load(ctx, ft_path, "finetune")
+    ctx.expect(len(list(ft.parameters())) == len(list(model.parameters())),
+               f"your 'finetune' file has {len(list(ft.parameters()))} parameters, the model "
+               f"{len(list(model.parameters()))}: it was frozen, and freezing turns weights into constants "
+               f"and drops the training-only aux head. A file to keep training from is saved unfrozen")
+    ctx.expect_close("parameters and buffers in your 'finetune' file", dict(ft.state_dict()), state)
+    ctx.expect(ft.training, "your 'finetune' file loads in eval mode: the device resumes training, so save "
+                            "the module in the mode the model was in (training)")
+    x = ctx.randn(3, 3, 20, 20)
+    ft.zero_grad()
+    ft(x).square().mean().backward()
+    missing = [k for k, p in ft.named_parameters() if p.grad is None]
+    ctx.expect(not missing, f"training the 'finetune' module gives no gradient to {missing[:3]}: its "
+                            f"training-mode forward must still use the aux head")
+    ft.eval()
+
+    # 2. The serve file: frozen in eval mode, labels kept, small.
+    serve_path = ctx.tmpdir / "serve.pt"
+    _save(ctx, mine, model, state, serve_path, "serve")
+    served = _load(ctx, serve_path, "serve")
+    ctx.expect(not list(served.parameters()),
+               "your 'serve' module still has parameters: it is not frozen. torch.jit.freeze (in eval mode) "
+               "turns them into constants and drops what inference never runs")
+    graph = str(served.graph)
+    ctx.expect("aten::batch_norm" not in graph and "aten::dropout" not in graph,
+               "your 'serve' graph still has BatchNorm or Dropout: freeze it in eval mode")
     try:
-        loaded = torch.jit.load(str(path), map_location="cpu")
-    except Exception as exc:
-        first, rest = first_lines(exc, 6)
-        ctx.fail("torch.jit.load cannot read the file save_scripted wrote: save the scripted module "
-                 "with torch.jit.save (torch.save pickles Python objects, which torch.jit.load and C++ "
-                 "cannot read)", [first] + rest)
-    ctx.expect_close("parameters and buffers loaded back from the file",
-                     dict(loaded.state_dict()), state)
+        got_labels = served.labels()
+    except (AttributeError, RuntimeError):
+        ctx.fail("the server calls labels(), and your 'serve' module has no labels method: freezing keeps only "
+                 "forward unless you name what else to keep (torch.jit.freeze(..., preserved_attrs=[...]))", [])
+    ctx.expect_equal("labels() of your loaded 'serve' module", list(got_labels), names)
+    serve_kb, ft_kb = serve_path.stat().st_size / 1024, ft_path.stat().st_size / 1024
+    ctx.figure("file_kb", {"serve": round(serve_kb, 1), "finetune": round(ft_kb, 1),
+                           "serve/finetune": round(serve_kb / ft_kb, 3)})
+    ctx.expect(serve_kb <= SIZE_TARGET * ft_kb,
+               f"your 'serve' file is {serve_kb:.0f} KB and the 'finetune' file {ft_kb:.0f} KB: the target is "
+               f"at most {SIZE_TARGET:.0%} of it. Freezing in eval mode removes what inference never runs")
+    ctx.expect_raises("save_for(model, path, 'mobile') (an unknown purpose)",
+                      lambda: mine.save_for(model, str(ctx.tmpdir / "mobile.pt"), "mobile"), (ValueError,))
     model.eval()
-    loaded.eval()
-    x = ctx.randn(4, 3, 24, 24)
     with torch.no_grad():
-        ctx.expect_close("output of the module loaded back from the file (eval mode)", loaded(x), model(x))
+        ctx.expect_close("output of your loaded 'serve' module vs the model in eval mode", served(x), model(x),
+                         atol=1e-4, rtol=1e-4)
 
-    # 2. Load for inference: eval mode, frozen, optimized.
-    ctx.phase("loading with your load_for_inference")
-    try:
-        fast = mine.load_for_inference(str(path))
-    except RuntimeError as exc:
-        first, rest = first_lines(exc, 6)
-        if "eval mode" in first:
-            ctx.fail("torch.jit.freeze refused a module in training mode: the file was saved from a "
-                     "model in training mode, so it loads in training mode; call .eval() before freezing",
-                     [first])
-        raise
+    # 3. Loaded for serving: optimized for this CPU.
+    ctx.phase("loading with your load_for_serving")
+    fast = mine.load_for_serving(str(serve_path))
     ctx.expect(isinstance(fast, torch.jit.ScriptModule),
-               f"load_for_inference returned a {type(fast).__name__}, expected a ScriptModule")
-    graph = str(fast.graph)
-    ctx.expect(not list(fast.parameters()) and "aten::batch_norm" not in graph,
-               "the module load_for_inference returns is not frozen (it still has parameters or "
-               "BatchNorm): call torch.jit.freeze on the loaded module in eval mode")
-    ctx.expect("aten::dropout" not in graph, "the optimized graph still contains dropout: "
-                                             "freeze the module in eval mode")
+               f"load_for_serving returned a {type(fast).__name__}, expected a ScriptModule")
     if torch.backends.mkldnn.is_available():
-        ctx.expect("mkldnn" in graph, "the module is frozen but not optimized: pass it to "
-                                      "torch.jit.optimize_for_inference")
-
+        ctx.expect("mkldnn" in str(fast.graph), "load_for_serving returns the module as it was saved: pass it "
+                                                "to torch.jit.optimize_for_inference after loading")
+    ctx.expect_equal("labels() of the module load_for_serving returns", list(fast.labels()), names)
     cases = [(1, 16, 16), (3, 21, 21), (8, 32, 32), (2, 17, 29)]
     for trial in ctx.trials(len(cases)):
         n, h, w = cases[trial]
         x = ctx.randn(n, 3, h, w)
         with torch.no_grad():
             # BatchNorm folded into the convolutions rounds differently: float32 tolerances, loosened.
-            ctx.expect_close(f"optimized output for {n} image(s) of {h}x{w}", fast(x), model(x),
+            ctx.expect_close(f"load_for_serving output for {n} image(s) of {h}x{w}", fast(x), model(x),
                              atol=1e-4, rtol=1e-4)
 
     x = ctx.randn(8, 3, 32, 32)
     with torch.no_grad():
-        # "learner" is your optimized module, "reference" the eager model in eval mode.
-        ctx.time(lambda: fast(x), lambda: model(x), name="optimized vs eager",
-                 compares="your loaded, frozen and optimized module vs the eager model in eval mode")
+        ctx.time(lambda: fast(x), lambda: ft(x), name="serve vs finetune",
+                 compares="your served module (frozen, optimized) vs your finetune file in eval mode, 8 images")
