@@ -109,3 +109,12 @@ def test_timing_lives_in_the_runner_without_importing_checking() -> None:
     assert checking.Timing is timing.Timing and checking.median_iqr is timing.median_iqr
     code = "import sys, tutor.runner.timing; assert 'tutor.checking' not in sys.modules"
     subprocess.run([sys.executable, "-c", code], check=True, cwd=Path(__file__).parents[1])
+
+
+def test_a_wide_interval_far_from_one_still_calls_the_comparison() -> None:
+    a = [1.0 + 0.6 * ((i * 7) % 11) / 10 for i in range(40)]  # up to +60% on one side
+    b = [5.0 + 0.1 * (i % 3) for i in range(40)]
+    t = timing.summarize(a, b, number=1, device="cpu", clock=timing.THREAD_CPU)
+    lo, hi = t.interval
+    assert hi - lo > 0.08 * t.speedup  # too wide for a precise figure...
+    assert not t.noisy and lo > 1.15  # ...but clearly faster: called, with its interval
