@@ -158,14 +158,14 @@ class Runner:
             left = deadline - time.monotonic()
             if left <= 0:
                 return None
-            ready, _, _ = select.select([fd], [], [], min(left, 0.5))
+            ready, _w, _x = select.select([fd], [], [], min(left, 0.5))
             if not ready:
                 continue
             chunk = os.read(fd, 1 << 20)
             if not chunk:
                 return None
             self._buf += chunk
-        line, _, rest = bytes(self._buf).partition(b"\n")
+        line, _nl, rest = bytes(self._buf).partition(b"\n")
         self._buf = bytearray(rest)
         try:
             msg = json.loads(line)

@@ -157,7 +157,7 @@ class Supervisor:
     def _wait_for(self, role: str) -> None:
         while not all(self.sides[(role, r)].sock is not None for r in range(self.ranks)):
             self._check_deadline()
-            for key, _ in self.sel.select(timeout=0.05):
+            for key, _events in self.sel.select(timeout=0.05):
                 if key.data == "accept":
                     self._accept()
                 elif isinstance(key.data, _Side):
@@ -169,7 +169,7 @@ class Supervisor:
     def _accept(self) -> None:
         assert self.listener is not None
         try:
-            sock, _ = self.listener.accept()
+            sock, _addr = self.listener.accept()
         except BlockingIOError:
             return
         sock.settimeout(2.0)
@@ -287,7 +287,7 @@ class Supervisor:
         while True:
             self._check_deadline()
             self._throttle()
-            for key, _ in self.sel.select(timeout=0.05):
+            for key, _events in self.sel.select(timeout=0.05):
                 if key.data == "accept":
                     self._accept()
                 elif key.data == "output":
@@ -460,8 +460,8 @@ class Supervisor:
                                                        made=made))
 
     def _compare(self, ref: tuple[Any, ...], mine: tuple[Any, ...]) -> judging.Failure | None:
-        _, kind, name, expected, options = ref
-        _, my_kind, my_name, actual, _ = mine
+        _tag, kind, name, expected, options = ref
+        _tag, my_kind, my_name, actual, _opts = mine
         if my_kind != kind or (kind != "true" and my_name != name):
             return (_("the check took a different path with your code: it expected to check "
                       "`{name}` next, your run checked `{mine}`", name=name, mine=my_name), [])
