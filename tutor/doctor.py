@@ -151,7 +151,7 @@ def doctor(console: Console, home: Path) -> int:
             n += bool(can)
             if not can:
                 why = needs_text(e.needs) if why else _("needs a C++ compiler, Python headers and ninja")
-                missing.append(f"{e.id} ({why})")
+                missing.append(_("{id} ({why})", id=e.id, why=why))
         runnable.add_row(f"{c.number}. {c.title}", f"{n}/{len(c.exercises)}", _(", ").join(missing) or "—")
     console.print(runnable)
     return 0 if "torch" in info else 1
