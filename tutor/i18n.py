@@ -86,12 +86,12 @@ def gettext(message: str) -> str:
     return _table(_current).get(message, message)
 
 
-def _(message: str, **values: object) -> str:
+def _(message: str, /, **values: object) -> str:
     """Translate, then fill `{placeholders}` from `values` (when any are given)."""
     text = gettext(message)
     return text.format(**values) if values else text
 
 
-def N_(message: str) -> str:
+def N_(message: str, /) -> str:
     """Mark a message for extraction where it is translated later (a constant, a table)."""
     return message

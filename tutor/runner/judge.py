@@ -96,8 +96,8 @@ def _close(name: str, actual: Any, expected: Any, *, exact: bool, options: dict[
         if exact:
             return None if actual == expected else (_("{name} is {actual!r}, expected {expected!r}", name=name, actual=actual,
                                                            expected=expected), [])
-        rtol = options.get("rtol") if options.get("rtol") is not None else 1.3e-6
-        atol = options.get("atol") if options.get("atol") is not None else 1e-5
+        rtol = float(options["rtol"]) if options.get("rtol") is not None else 1.3e-6
+        atol = float(options["atol"]) if options.get("atol") is not None else 1e-5
         if math.isnan(expected) and math.isnan(actual):
             return None
         if abs(actual - expected) <= atol + rtol * abs(expected):
@@ -141,8 +141,8 @@ def _tensors(name: str, actual: torch.Tensor, expected: torch.Tensor, *, exact: 
                   name=name, count=int(neq.sum()), total=a.numel(), index=_fmt_idx(idx),
                   got=_fmt_value(a[idx]), expected=_fmt_value(e[idx])), _first_mismatches(a, e, neq))
     default_rtol, default_atol = _TOLERANCES.get(e.dtype, (1.3e-6, 1e-5))
-    rtol = options.get("rtol") if options.get("rtol") is not None else default_rtol
-    atol = options.get("atol") if options.get("atol") is not None else default_atol
+    rtol = float(options["rtol"]) if options.get("rtol") is not None else default_rtol
+    atol = float(options["atol"]) if options.get("atol") is not None else default_atol
     a64, e64 = a.to(torch.complex128 if a.is_complex() else torch.float64), \
         e.to(torch.complex128 if e.is_complex() else torch.float64)
     a_nan, e_nan = torch.isnan(a64), torch.isnan(e64)

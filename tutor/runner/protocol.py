@@ -85,4 +85,7 @@ def encode(kind: str, payload: dict[str, Any]) -> bytes:
 
 
 def decode(line: bytes | str) -> dict[str, Any]:
-    return json.loads(line)
+    value = json.loads(line)
+    if not isinstance(value, dict):
+        raise ValueError("a message must be a JSON object")
+    return value

@@ -31,7 +31,7 @@ def _prctl(option: int, arg: int) -> bool:
     if _libc is None:
         return False
     try:
-        return _libc.prctl(option, arg, 0, 0, 0) == 0
+        return bool(_libc.prctl(option, arg, 0, 0, 0) == 0)
     except AttributeError:  # pragma: no cover
         return False
 

@@ -24,6 +24,7 @@ import types
 from pathlib import Path
 from typing import Any
 
+from tutor.checking import Channel
 from tutor.i18n import _
 from tutor.runner import sandbox, wire
 from tutor.runner.protocol import RunRequest
@@ -32,7 +33,7 @@ LEARNER = "learner"
 REFERENCE = "reference"
 
 
-class SocketChannel:
+class SocketChannel(Channel):
     """The checking API's channel. Sends never wait for an answer: the judge decides alone and
     stops this process when it has seen enough."""
 
@@ -99,7 +100,7 @@ class _SourceFinder:
 
         if name not in self.modules:
             return None
-        return importlib.util.spec_from_loader(name, self)
+        return importlib.util.spec_from_loader(name, self)  # type: ignore[arg-type]
 
     def create_module(self, spec: Any) -> None:
         return None
@@ -162,7 +163,7 @@ def unbuffered_stdio() -> None:
     early, whether or not PYTHONUNBUFFERED is set in the learner's shell."""
     for fd, name in ((1, "stdout"), (2, "stderr")):
         raw = io.FileIO(fd, "w", closefd=False)
-        stream = io.TextIOWrapper(raw, encoding="utf-8", errors="backslashreplace",  # type: ignore[arg-type]
+        stream = io.TextIOWrapper(raw, encoding="utf-8", errors="backslashreplace",
                                   write_through=True, line_buffering=False)
         setattr(sys, name, stream)
         setattr(sys, f"__{name}__", stream)

@@ -193,7 +193,7 @@ class Supervisor:
                 raise _Outcome(FAILED, _("rank {rank} opened a second connection to the judge; "
                                          "the check cannot trust this run", rank=rank))
             return
-        side.reader.feed(reader.buf)  # anything sent right after the hello
+        side.reader.feed(bytes(reader.buf))  # anything sent right after the hello
         self._attach(side, sock)
 
     def _kill(self) -> None:
@@ -524,8 +524,9 @@ class Supervisor:
                              "see the output below", code=status))
         if os.WIFSIGNALED(status):
             sig = os.WTERMSIG(status)
-            name = _SIGNAL_NAMES.get(sig, signal.Signals(sig).name if sig in signal.Signals._value2member_map_
-                                     else f"signal {sig}")
+            known = {int(k): v for k, v in _SIGNAL_NAMES.items()}
+            name = known.get(sig) or (signal.Signals(sig).name if sig in signal.Signals._value2member_map_
+                                      else f"signal {sig}")
             return (CRASHED, _("your code crashed the process with {signal}", signal=_(name)))
         code = os.WEXITSTATUS(status)
         if not self.checked:
