@@ -136,3 +136,14 @@ def test_bf16_autocast_with_fused_adamw_passes(variant):
                   "            logits = model(tokens)\n"
                   "            loss = F.cross_entropy(")))
     assert v.figures["loss_curve"]["max_difference"] <= 1e-3
+
+
+@slow
+def test_loss_computed_in_bf16_outside_autocast_drifts(mutant):
+    # Autocast around the model only, then cross_entropy on the bf16 logits outside it: the loss
+    # itself is a bf16 number (0.013-0.036 from the baseline's curve).
+    v = mutant(EX, (SDPA, MANUAL_ATTENTION), (IMPORTS, "import math\n\n" + IMPORTS),
+               ("        logits = model(tokens)\n",
+                ("        with torch.autocast(device_type=tokens.device.type, dtype=torch.bfloat16):\n"
+                 "            logits = model(tokens)\n")))
+    assert_fails(v, "loss curve", "bfloat16")

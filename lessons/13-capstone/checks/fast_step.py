@@ -93,7 +93,7 @@ def _curve_reason(mine: list[float], base: list[float], atol: float) -> str:
     return said + ("The first loss matches, so the update differs: does every call run exactly one "
                    "optimizer step (AdamW, as in the baseline) with the learning rate it was given, "
                    "on the gradient of the whole batch (micro-batch losses weighted by their share "
-                   "of it)? A model or optimizer state kept in bfloat16 drifts like this too.")
+                   "of it)? A model, its optimizer state or the loss kept in bfloat16 drifts like this too.")
 
 
 def _within(mine: list[float], base: list[float], atol: float) -> bool:
