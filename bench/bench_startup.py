@@ -13,7 +13,9 @@ wall-clock time once the screen is painted and exits:
     is replaced by the measurement, so no runner process starts. TUTOR_HOME is a temp dir.
 The child also reports the CPU time it used until then (time.process_time: steadier than the
 wall clock when other programs load the machine) and whether `torch` was imported (it must
-not be). Medians and the tutor/hello ratios are printed.
+not be). Medians and the tutor/hello ratios are printed, then each child's CPU time by stage
+(python start-up, imports, CLI, course load, workspace and app set-up, compose and mount,
+first frame, the frame that completes the screen) to show where the excess lies.
 """
 
 from __future__ import annotations
@@ -35,32 +37,77 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 
+# CPU time (time.process_time) at the end of each stage of a child, in order; the parent prints
+# the median of each stage's share, so the excess over the hello app can be located.
+STAGES: list[tuple[str, float]] = []
+
+
+def stage(name: str) -> None:
+    STAGES.append((name, time.process_time()))
+
+
+def report(out: str) -> None:
+    stages = " ".join(f"{name}={cpu!r}" for name, cpu in STAGES)
+    Path(out).write_text(f"{time.time()} {'torch' in sys.modules} {time.process_time()} {stages}")
+
+
 def child_hello(out: str) -> None:
+    stage("python")
     from textual.app import App, ComposeResult
     from textual.widgets import Static
+
+    stage("imports")
 
     class Hello(App[None]):
         def compose(self) -> ComposeResult:
             yield Static("Hello, world")
 
         def on_mount(self) -> None:
+            stage("compose+mount")
             self.call_after_refresh(self.done)
 
         def done(self) -> None:
-            Path(out).write_text(f"{time.time()} {'torch' in sys.modules} {time.process_time()}")
+            stage("to-paint")
+            report(out)
             self.exit()
 
     Hello().run()
 
 
 def child_tutor(out: str, chapter: str) -> None:
+    stage("python")
+    import tutor.cli as cli
     import tutor.ui.app as ui_app
+    from tutor.ui.screens.main import MainScreen
+
+    stage("imports")
+    load, run, mount = cli._start_course, ui_app.TutorApp.run, MainScreen.on_mount
+
+    def timed_load(*args: object, **kwargs: object) -> object:
+        stage("cli")
+        course = load(*args, **kwargs)  # type: ignore[arg-type]
+        stage("course")
+        return course
+
+    def timed_run(self: ui_app.TutorApp, *args: object, **kwargs: object) -> object:
+        stage("workspace+app")
+        return run(self, *args, **kwargs)
+
+    async def timed_mount(self: MainScreen) -> None:
+        await mount(self)
+        stage("compose+mount")
+
+    cli._start_course = timed_load  # type: ignore[assignment]
+    ui_app.TutorApp.run = timed_run  # type: ignore[method-assign]
+    MainScreen.on_mount = timed_mount  # type: ignore[method-assign]
 
     def warm_up(self: ui_app.TutorApp) -> None:  # runs after the main screen's first paint
         guide = self.main.query_one("#guide")
+        stage("first-frame")
 
         def done() -> None:
-            Path(out).write_text(f"{time.time()} {'torch' in sys.modules} {time.process_time()}")
+            stage("to-paint")
+            report(out)
             self.exit()
 
         def wait() -> None:  # the guide holds the step's text once the screen opened it
@@ -77,9 +124,10 @@ def child_tutor(out: str, chapter: str) -> None:
     main(["start", "chapter", chapter])
 
 
-def launch(kind: str, chapter: str, size: tuple[int, int], home: str) -> tuple[float, float, bool]:
+def launch(kind: str, chapter: str, size: tuple[int, int], home: str
+           ) -> tuple[float, float, bool, dict[str, float]]:
     """Run one child on a pty; return (wall seconds from spawn to paint, CPU seconds the
-    child used until then, torch imported)."""
+    child used until then, torch imported, CPU seconds of each stage)."""
     out = tempfile.mktemp(prefix="tutor-bench-")
     master, slave = pty.openpty()
     cols, rows = size
@@ -101,11 +149,15 @@ def launch(kind: str, chapter: str, size: tuple[int, int], home: str) -> tuple[f
     proc.wait(timeout=30)
     os.close(master)
     try:
-        stamp, torch_loaded, cpu = Path(out).read_text().split()
+        stamp, torch_loaded, cpu, *marks = Path(out).read_text().split()
     except (OSError, ValueError):
         raise SystemExit(f"{kind}: the child did not report (exit {proc.returncode})") from None
     os.unlink(out)
-    return float(stamp) - t0, float(cpu), torch_loaded == "True"
+    stages, before = {}, 0.0
+    for mark in marks:
+        name, value = mark.split("=")
+        stages[name], before = float(value) - before, float(value)
+    return float(stamp) - t0, float(cpu), torch_loaded == "True", stages
 
 
 def usable_course_root() -> str | None:
@@ -152,16 +204,20 @@ def main() -> None:
     home = tempfile.mkdtemp(prefix="tutor-bench-home-")
     times: dict[str, list[float]] = {"hello": [], "tutor": []}
     cpu: dict[str, list[float]] = {"hello": [], "tutor": []}
+    stages: dict[str, dict[str, list[float]]] = {"hello": {}, "tutor": {}}
     torch_seen = False
+    load_before = os.getloadavg()[0]
     launch("tutor", chapter, size, home)  # first run creates the workspace: not counted
     for _ in range(args.runs):
         for kind in ("hello", "tutor"):  # interleaved, so machine load hits both alike
-            seconds, cpu_s, torch_loaded = launch(kind, chapter, size, home)
+            seconds, cpu_s, torch_loaded, marks = launch(kind, chapter, size, home)
             times[kind].append(seconds)
             cpu[kind].append(cpu_s)
+            for name, value in marks.items():
+                stages[kind].setdefault(name, []).append(value)
             torch_seen |= torch_loaded and kind == "tutor"
     print(f"Startup to first complete paint, {args.runs} runs each, terminal {args.size}, "
-          f"`tutor start chapter {chapter}`, load average {os.getloadavg()[0]:.1f}")
+          f"`tutor start chapter {chapter}`, load average {load_before:.1f} -> {os.getloadavg()[0]:.1f}")
     for kind, label in (("hello", "bare Textual hello app"), ("tutor", "tutor start")):
         ms = [t * 1000 for t in times[kind]]
         print(f"  {label:24s} wall median {statistics.median(ms):7.1f} ms (min {min(ms):7.1f})   "
@@ -174,6 +230,9 @@ def main() -> None:
     print("  (on a busy machine the wall ratio swings with the load; the CPU-time ratio is the "
           "steadier one)")
     print(f"  torch imported by the app process: {'YES (bug)' if torch_seen else 'no'}")
+    for kind in ("hello", "tutor"):
+        parts = ", ".join(f"{name} {statistics.median(v) * 1000:.0f}" for name, v in stages[kind].items())
+        print(f"  CPU ms by stage (medians), {kind}: {parts}")
 
 
 if __name__ == "__main__":
