@@ -8,8 +8,24 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_course_loader import GOOD, course_dir  # noqa: F401  (the fixture)
+from tests.test_course_loader import GOOD
 from tutor.course import LessonError, load_course, load_course_cached
+
+
+@pytest.fixture
+def course_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """One chapter with a read step, a passage and an exercise (as in test_course_loader)."""
+    root = tmp_path / "course"
+    ch = root / "lessons" / "03-cpp-ops"
+    for folder in (ch / "guide" / "en", ch / "exercises", ch / "checks", root / "solutions" / "03-cpp-ops"):
+        folder.mkdir(parents=True)
+    (ch / "guide" / "en" / "intro.md").write_text("# Intro\n\n```python\nx = 1\n```\n")
+    (ch / "exercises" / "one.py").write_text("# TODO\n")
+    (ch / "checks" / "one.py").write_text("def check(ctx):\n    pass\n")
+    (root / "solutions" / "03-cpp-ops" / "one.py").write_text("")
+    (ch / "lesson.toml").write_text(GOOD)
+    monkeypatch.setenv("TUTOR_COURSE", str(root))
+    return root
 
 
 def _touch_later(path: Path, text: str) -> None:
