@@ -285,3 +285,54 @@ def test_pp_sum_loss_fails(mutant):
                "loss_fn=lambda out, y: F.mse_loss(out, y, reduction='sum'))")
     reason = assert_fails(v)
     assert "micro-batch losses" in reason or "gradient of `" in reason, reason
+
+
+# -- dcp-reshard -------------------------------------------------------------------------------
+
+DCP_SAVE = "    dcp.save(model.state_dict(), checkpoint_id=path)  # key"
+DCP_LOAD = "    dcp.load(state, checkpoint_id=path)  # key"
+
+
+def test_dcp_solution_passes_on_two_ranks(solution_verdict):
+    v = assert_passes(solution_verdict("dcp-reshard"))
+    c = v.figures["checkpoint"]
+    assert c["data_files"] == 2 and c["stored_in_one_piece"] == 0
+
+
+def test_dcp_nested_state_and_local_load_passes(variant):
+    # correct but different: the model's state under a "model" key, loaded by each process alone
+    variant("dcp-reshard", (DCP_SAVE, '    dcp.save({"model": model.state_dict()}, checkpoint_id=path)'),
+            ("    state = model.state_dict()  # key\n" + DCP_LOAD + "\n    model.load_state_dict(state)",
+             '    state = {"model": model.state_dict()}\n'
+             "    dcp.load(state, checkpoint_id=path, no_dist=True)\n"
+             '    model.load_state_dict(state["model"])'))
+
+
+def test_dcp_full_tensors_saved_fails(mutant):
+    v = mutant("dcp-reshard", DCP_SAVE,
+               "    dcp.save({k: v.full_tensor() for k, v in model.state_dict().items()}, checkpoint_id=path)")
+    assert_fails(v, "is stored as one full tensor", "not sharded")
+
+
+def test_dcp_torch_save_on_rank_zero_fails(mutant):
+    v = mutant("dcp-reshard", DCP_SAVE,
+               "    if torch.distributed.get_rank() == 0:\n        torch.save(model.state_dict(), path)")
+    assert_fails(v, "not a DCP checkpoint", "torch.save")
+
+
+def test_dcp_only_rank_zero_saves_fails(mutant):
+    v = mutant("dcp-reshard", DCP_SAVE,
+               "    if torch.distributed.get_rank() == 0:\n"
+               "        dcp.save(model.state_dict(), checkpoint_id=path, no_dist=True)")
+    assert_fails(v, "1 data files, expected one per rank")
+
+
+def test_dcp_loading_into_copies_fails(mutant):
+    v = mutant("dcp-reshard", DCP_LOAD, "    dcp.load({k: v.clone() for k, v in state.items()}, checkpoint_id=path)")
+    assert_fails(v, "in the unsharded model after load_full")
+
+
+def test_dcp_torch_load_of_the_directory_fails(mutant):
+    v = mutant("dcp-reshard", DCP_LOAD + "\n    model.load_state_dict(state)",
+               "    model.load_state_dict(torch.load(path))")
+    assert_fails(v, "load_full raised")

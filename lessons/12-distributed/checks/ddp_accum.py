@@ -67,15 +67,15 @@ def _check(ctx):
 
         loss = ctx.learner.train_step(ddp, optimizer, micro)
 
+        ctx.expect(len(at_step) == 1,
+                   f"train_step called optimizer.step() {len(at_step)} times for {n_micro} micro-batches: "
+                   "accumulate the gradients of all of them, then step once")
         ctx.expect(isinstance(loss, torch.Tensor) and loss.numel() == 1,
                    "train_step must return the mean loss as a one-element tensor")
         ctx.expect(not loss.requires_grad and loss.grad_fn is None,
                    "train_step returned a loss that still holds its autograd graph: return it detached")
         ctx.expect_close(f"mean micro-batch loss returned by train_step at step {step + 1}",
                          loss.detach().reshape(()).float(), local_loss, atol=1e-5, rtol=1e-4)
-        ctx.expect(len(at_step) == 1,
-                   f"train_step called optimizer.step() {len(at_step)} times for {n_micro} micro-batches: "
-                   "accumulate the gradients of all of them, then step once")
         figures.append(rounds[0])
         ctx.expect(rounds[0] != 0,
                    f"DDP never all-reduced the gradients in step {step + 1}: every backward ran inside "

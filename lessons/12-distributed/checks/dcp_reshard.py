@@ -1,0 +1,94 @@
+"""Check: a DCP checkpoint saved by every rank of an FSDP2 model is really sharded (one data
+file per rank, each about half of the model's bytes, plus the metadata) and loads into an
+ordinary unsharded model with exactly the values of the sharded one. Twice, into the same
+directory, so a second save must replace the first.
+
+Runs on every torchrun rank.
+"""
+
+import copy
+import os
+
+import torch
+import torch.distributed as dist
+import torch.distributed.checkpoint as dcp
+import torch.nn.functional as F
+from torch.distributed.device_mesh import init_device_mesh
+from torch.distributed.fsdp import fully_shard
+from torch.distributed.tensor import DTensor
+
+from _common import call_setup, process_group
+
+
+def check(ctx):
+    with process_group():
+        _check(ctx)
+
+
+def _check(ctx):
+    rank, world = ctx.rank, ctx.world_size
+    ref_mod = ctx.reference
+    dim, n_layers, out_features = ctx.choice([8, 13]), ctx.choice([2, 3]), ctx.choice([2, 3])
+    torch.manual_seed(ctx.seed)
+    model = ref_mod.Net(dim, n_layers, out_features)
+    mesh = init_device_mesh("cpu", (world,))
+    for layer in model.layers:
+        fully_shard(layer, mesh=mesh)
+    fully_shard(model, mesh=mesh)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    where = [os.path.join(ctx.tmpdir, "ckpt") if rank == 0 else None]
+    dist.broadcast_object_list(where)              # one directory, the same on every rank
+    path = where[0]
+    total_bytes = sum(v.numel() * v.element_size() for v in model.state_dict().values())
+
+    for round_ in ctx.trials(2, "save and load"):
+        x, y = ctx.randn(2 * world, dim), ctx.randn(2 * world, out_features)
+        mine = slice(rank * 2, rank * 2 + 2)
+        F.mse_loss(model(x[mine]), y[mine]).backward()   # new values for every round
+        optimizer.step()
+        optimizer.zero_grad()
+        saved = {k: v.full_tensor().clone() for k, v in model.state_dict().items()}
+        local = {k: v.to_local().clone() for k, v in model.state_dict().items()}
+
+        ctx.phase("saving with your save_sharded")
+        call_setup(ctx, "save_sharded", lambda: ctx.learner.save_sharded(model, path),
+                   "every rank calls dcp.save(state_dict, checkpoint_id=path)")
+        dist.barrier()
+        for k, v in model.state_dict().items():
+            ctx.expect(isinstance(v, DTensor) and torch.equal(v.to_local(), local[k]),
+                       f"save_sharded changed the model's `{k}`: saving must leave the sharded model as it was")
+        files = sorted(os.listdir(path)) if os.path.isdir(path) else []
+        ctx.expect(os.path.isdir(path) and ".metadata" in files,
+                   f"{path!r} is not a DCP checkpoint directory (no .metadata file): save with "
+                   "torch.distributed.checkpoint.save(..., checkpoint_id=path) on every rank, not torch.save")
+        data = [f for f in files if f.endswith(".distcp")]
+        ctx.expect(len(data) == world,
+                   f"the checkpoint has {len(data)} data files, expected one per rank ({world})")
+        # sharded: every tensor of 2 or more rows is stored as one chunk per rank; a save of full
+        # tensors stores each as a single chunk (DCP writes a replicated value once)
+        tensors = {k: m for k, m in dcp.FileSystemReader(path).read_metadata().state_dict_metadata.items()
+                   if hasattr(m, "chunks")}
+        whole = sorted(k for k, m in tensors.items() if len(m.size) and m.size[0] >= world and len(m.chunks) < world)
+        ctx.figure("checkpoint", {"data_files": len(data), "tensors": len(tensors),
+                                  "stored_in_one_piece": len(whole), "model_bytes": total_bytes})
+        ctx.expect(len(tensors) >= len(saved),
+                   f"the checkpoint holds {len(tensors)} tensors, the model has {len(saved)}: save the "
+                   "whole state dict")
+        ctx.expect(not whole,
+                   f"`{whole[0] if whole else ''}` is stored as one full tensor, not as one shard per "
+                   "rank: the checkpoint is not sharded. Save the sharded state dict (model.state_dict(), "
+                   "DTensors) so that every rank writes only its own shards, not full tensors")
+
+        ctx.phase("loading into an unsharded model")
+        torch.manual_seed(ctx.seed + 1 + round_)      # other weights, to be overwritten
+        plain = ref_mod.Net(dim, n_layers, out_features)
+        call_setup(ctx, "load_full", lambda: ctx.learner.load_full(plain, path),
+                   "dcp.load(state_dict, checkpoint_id=path) fills the tensors of the state dict you pass")
+        state = plain.state_dict()
+        for k in saved:
+            v = state[k]
+            ctx.expect(not isinstance(v, DTensor),
+                       f"the unsharded model's `{k}` became a DTensor: load into the plain model's own tensors")
+            label = (f"`{k}` in the unsharded model after load_full (round {round_ + 1}, compared with "
+                     "the sharded model that was saved)")
+            ctx.expect_close(label, v, saved[k], atol=0, rtol=0, within_run=True)
