@@ -33,6 +33,7 @@ import tempfile
 import termios
 import time
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -89,7 +90,7 @@ def child_tutor(out: str, chapter: str) -> None:
         stage("course")
         return course
 
-    def timed_run(self: ui_app.TutorApp, *args: object, **kwargs: object) -> object:
+    def timed_run(self: ui_app.TutorApp, *args: Any, **kwargs: Any) -> Any:
         stage("workspace+app")
         return run(self, *args, **kwargs)
 
@@ -98,7 +99,7 @@ def child_tutor(out: str, chapter: str) -> None:
         stage("compose+mount")
 
     cli._start_course = timed_load  # type: ignore[assignment]
-    ui_app.TutorApp.run = timed_run  # type: ignore[method-assign]
+    ui_app.TutorApp.run = timed_run  # type: ignore[method-assign,assignment]
     MainScreen.on_mount = timed_mount  # type: ignore[method-assign]
 
     def warm_up(self: ui_app.TutorApp) -> None:  # runs after the main screen's first paint
@@ -200,7 +201,8 @@ def main() -> None:
     if override:
         os.environ["TUTOR_COURSE"] = override  # the children inherit it
     chapter = pick_chapter(int(args.chapter))
-    size = tuple(int(v) for v in args.size.split("x"))
+    cols, rows = (int(v) for v in args.size.split("x"))
+    size = (cols, rows)
     home = tempfile.mkdtemp(prefix="tutor-bench-home-")
     times: dict[str, list[float]] = {"hello": [], "tutor": []}
     cpu: dict[str, list[float]] = {"hello": [], "tutor": []}
