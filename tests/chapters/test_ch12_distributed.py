@@ -336,3 +336,50 @@ def test_dcp_torch_load_of_the_directory_fails(mutant):
     v = mutant("dcp-reshard", DCP_LOAD + "\n    model.load_state_dict(state)",
                "    model.load_state_dict(torch.load(path))")
     assert_fails(v, "load_full raised")
+
+
+# -- tp-fsdp-2d --------------------------------------------------------------------------------
+
+TP2D = '        parallelize_module(block, mesh["tp"], {"fc1": ColwiseParallel(), "fc2": RowwiseParallel()})  # key\n'
+FS2D_BLOCK = '        fully_shard(block, mesh=mesh["dp"])  # key\n'
+FS2D_ROOT = '    fully_shard(model, mesh=mesh["dp"])  # key\n'
+
+
+def test_2d_solution_passes_on_both_mesh_shapes(solution_verdict):
+    v = assert_passes(solution_verdict("tp-fsdp-2d", seeds=4))
+    assert v.figures["parameters"]["this_rank"] < v.figures["parameters"]["whole_model"]
+
+
+def test_2d_one_plan_for_the_whole_model_passes(variant):
+    # correct but different: one parallelize_module call with wildcard names, then FSDP
+    variant("tp-fsdp-2d", (TP2D, ""),
+            ("    for block in model.layers:\n",
+             '    parallelize_module(model, mesh["tp"], {"layers.*.fc1": ColwiseParallel(),\n'
+             '                                           "layers.*.fc2": RowwiseParallel()})\n'
+             "    for block in model.layers:\n"))
+
+
+def test_2d_meshes_swapped_fail(mutant):
+    v = mutant("tp-fsdp-2d", ('block, mesh["tp"], {', 'block, mesh["dp"], {'),
+               ('fully_shard(block, mesh=mesh["dp"])', 'fully_shard(block, mesh=mesh["tp"])'),
+               ('fully_shard(model, mesh=mesh["dp"])', 'fully_shard(model, mesh=mesh["tp"])'))
+    assert_fails(v, "expected ('dp',)")
+
+
+def test_2d_fsdp_before_tp_fails(mutant):
+    reason = assert_fails(mutant("tp-fsdp-2d", TP2D + FS2D_BLOCK, FS2D_BLOCK + TP2D))
+    assert "parallelize_2d raised" in reason or "mesh dimensions" in reason, reason
+
+
+def test_2d_without_root_fails(mutant):
+    assert_fails(mutant("tp-fsdp-2d", FS2D_ROOT, ""), "root")
+
+
+def test_2d_fc2_colwise_fails(mutant):
+    v = mutant("tp-fsdp-2d", '"fc2": RowwiseParallel()', '"fc2": ColwiseParallel()')
+    reason = assert_fails(v)
+    assert "fc2.weight" in reason or "parallelize_2d raised" in reason, reason
+
+
+def test_2d_no_tensor_parallel_fails(mutant):
+    assert_fails(mutant("tp-fsdp-2d", TP2D, ""), "fc1.weight", "expected ('dp', 'tp')")

@@ -1,0 +1,87 @@
+"""Check: 2-D parallelism on a ("dp", "tp") mesh of 1x2 or 2x1 CPU ranks. Every block's fc1/fc2
+tensor parallel over "tp" and sharded by FSDP over "dp", the rest FSDP over "dp"; the output
+and two training steps (each dp rank on its own part of the batch) equal one process's.
+
+Runs on every torchrun rank.
+"""
+
+import copy
+
+import torch
+import torch.nn.functional as F
+from torch.distributed.device_mesh import init_device_mesh
+from torch.distributed.fsdp import FSDPModule
+from torch.distributed.tensor import DTensor, Replicate, Shard
+
+from _common import call_setup, process_group
+
+TP_PLACEMENT = {"fc1.weight": Shard(0), "fc1.bias": Shard(0), "fc2.weight": Shard(1), "fc2.bias": Replicate()}
+
+
+def check(ctx):
+    with process_group():
+        _check(ctx)
+
+
+def _check(ctx):
+    rank, world = ctx.rank, ctx.world_size
+    ref_mod = ctx.reference
+    shape = ctx.choice([(1, world), (world, 1)])
+    dim, hidden, n_layers = ctx.choice([6, 9]), ctx.choice([8, 12]), ctx.choice([1, 2])
+    torch.manual_seed(ctx.seed)
+    single = ref_mod.Net(dim, hidden, n_layers)
+    model = copy.deepcopy(single)
+    mesh = init_device_mesh("cpu", shape, mesh_dim_names=("dp", "tp"))
+
+    ctx.phase(f"parallelizing your model on a {shape[0]}x{shape[1]} (dp x tp) mesh")
+    out = call_setup(ctx, "parallelize_2d", lambda: ctx.learner.parallelize_2d(model, mesh),
+                     "first parallelize_module on mesh['tp'] inside each block, then fully_shard "
+                     "each block and the model on mesh['dp']")
+    ctx.expect(out is model, "parallelize_2d must return the model it was given (both steps work in place)")
+    for i, block in enumerate(model.layers):
+        ctx.expect(isinstance(block, FSDPModule), f"model.layers[{i}] is not an FSDP unit: fully_shard every block")
+    ctx.expect(isinstance(model, FSDPModule), "the model itself (the root) was not passed to fully_shard")
+    for name, p in model.named_parameters():
+        if not isinstance(p, DTensor):
+            ctx.fail(f"`{name}` is an ordinary tensor: it was neither tensor-parallel nor sharded")
+        dims = p.device_mesh.mesh_dim_names
+        tail = ".".join(name.split(".")[-2:])
+        if name.startswith("layers.") and tail in TP_PLACEMENT:
+            ctx.expect(dims == ("dp", "tp"),
+                       f"`{name}` lives on the mesh dimensions {dims}, expected ('dp', 'tp'): tensor parallel "
+                       "on mesh['tp'] first, then fully_shard on mesh['dp']")
+            ctx.expect(p.placements[1] == TP_PLACEMENT[tail],
+                       f"`{name}` is placed {p.placements[1]} on the 'tp' dimension, expected "
+                       f"{TP_PLACEMENT[tail]}: fc1 is ColwiseParallel, fc2 RowwiseParallel")
+            ctx.expect(isinstance(p.placements[0], Shard),
+                       f"`{name}` is placed {p.placements[0]} on the 'dp' dimension: FSDP shards it there")
+        else:
+            ctx.expect(dims == ("dp",),
+                       f"`{name}` lives on the mesh dimensions {dims}, expected ('dp',): FSDP uses mesh['dp'] "
+                       "and only fc1/fc2 are tensor parallel")
+            ctx.expect(p.placements == (Shard(0),), f"`{name}` is placed {p.placements}, expected (Shard(dim=0),)")
+    local = sum(p.to_local().numel() for p in model.parameters())
+    total = sum(p.numel() for p in single.parameters())
+    ctx.figure("parameters", {"mesh_dp_x_tp": list(shape), "this_rank": local, "whole_model": total})
+
+    dp, dp_rank = shape[0], mesh.get_local_rank("dp")
+    optimizer = torch.optim.SGD(model.parameters(), lr=ref_mod.LR)
+    single_opt = torch.optim.SGD(single.parameters(), lr=ref_mod.LR)
+    rows = ctx.choice([2, 3])
+    for step in ctx.trials(2, "training step"):
+        x, y = ctx.randn(dp * rows, dim), ctx.randn(dp * rows, 1)
+        mine = slice(dp_rank * rows, (dp_rank + 1) * rows)   # one part of the batch per dp rank
+        pred = model(x[mine])
+        ctx.expect(not isinstance(pred, DTensor), "the model's output is a DTensor: keep use_local_output at its default")
+        with torch.no_grad():
+            want = single(x[mine])
+        ctx.expect_close(f"output at step {step + 1}", pred.detach(), want, atol=1e-5, rtol=1e-4)
+        F.mse_loss(pred, y[mine]).backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        F.mse_loss(single(x), y).backward()
+        single_opt.step()
+        single_opt.zero_grad()
+        for (name, p), q in zip(model.named_parameters(), single.parameters()):
+            ctx.expect_close(f"`{name}` after step {step + 1} (compared with one process on the whole batch)",
+                             p.full_tensor().detach(), q.detach(), atol=1e-5, rtol=1e-4)
