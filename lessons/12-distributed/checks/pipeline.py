@@ -85,7 +85,7 @@ def _check(ctx):
             want_losses = torch.stack([F.mse_loss(single(a), b) for a, b in zip(x.chunk(n_micro), y.chunk(n_micro))])
         ctx.expect(len(losses) == n_micro,
                    f"the last stage produced {len(losses)} micro-batch losses, expected {n_micro}")
-        ctx.expect_close("micro-batch losses on the last stage", torch.stack([l.detach() for l in losses]).reshape(-1),
+        ctx.expect_close("micro-batch losses on the last stage", torch.stack([t.detach() for t in losses]).reshape(-1),
                          want_losses, atol=1e-5, rtol=1e-4)
     ref_params = dict(single.named_parameters())
     for name in sorted(mine):
