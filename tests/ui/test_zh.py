@@ -200,3 +200,22 @@ async def test_f12_switches_language_live_and_keeps_the_work(make_zh_app, home) 
         assert i18n.language() == "en"
         assert "✘ FAIL" in banner() and editor.text == text and editor.cursor_location == cursor
         assert "Check" in text_of(main.query_one(KeyBar))
+
+
+def test_rich_text_breaks_chinese_between_characters_and_english_at_spaces() -> None:
+    import tutor.ui  # noqa: F401  (installs the line breaking)
+    from rich.cells import cell_len
+    from rich.console import Console
+    from rich.text import Text
+
+    console = Console(width=30, file=None, force_terminal=False)
+    text = "自动微分（autograd）会记录每一个可微运算，backward() 则逆序遍历这份记录，逐个应用求导规则。"
+    lines = [line.plain for line in Text(text).wrap(console, 30)]
+    assert "".join(lines) == text                                   # nothing lost or added
+    assert all(cell_len(line.rstrip()) <= 30 for line in lines)
+    assert all(cell_len(line.rstrip()) >= 24 for line in lines[:-1])  # full lines, not ragged
+    assert not any(line.startswith(("，", "。", "）")) for line in lines)
+    english = "Plain English text keeps wrapping at the spaces between its words"
+    from tutor.ui import cjk
+
+    assert cjk.divide_line(english, 30) == cjk._rich_divide_line(english, 30) != []  # Rich's own breaks

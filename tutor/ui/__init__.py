@@ -12,6 +12,6 @@ import os
 os.environ.setdefault("TEXTUAL_FPS", "120")
 
 # Chinese text breaks between characters, not only at spaces (see tutor/ui/cjk.py).
-from tutor.ui import cjk  # noqa: E402
+from tutor.ui.cjk import install  # noqa: E402
 
-cjk.install()
+install()
