@@ -211,3 +211,55 @@ def test_memory_without_profile_memory_fails(mutant):
 def test_memory_hungriest_picks_smallest_fails(mutant):
     v = mutant("profile-memory", "return max(usage, key=usage.get)", "return min(usage, key=usage.get)")
     assert_fails(v, "hungriest_layer returned")
+
+
+# -- find, fix, measure again -----------------------------------------------------------------
+
+FIX_BUFFER = '        self.register_buffer("w", self.whitener())  # key'
+
+
+def test_fix_solution_passes(solution_verdict):
+    v = assert_passes(solution_verdict("profile-fix", seeds=2))
+    share = v.figures["hot_op_share"]
+    assert share["slow"] > 0.5 and share["yours"] == 0.0
+    assert "given Whitened step" in v.figures["step time"]["compares"]
+
+
+def test_fix_eigh_in_init_non_persistent_buffer_passes(variant):
+    """Correct but different: the eigendecomposition written out in __init__ (scaled columns
+    instead of a diag matmul), kept as a non-persistent buffer."""
+    variant("profile-fix", FIX_BUFFER,
+            "        evals, evecs = torch.linalg.eigh(self.cov)\n"
+            "        w = (evecs * evals.clamp_min(1e-5).rsqrt()) @ evecs.T\n"
+            '        self.register_buffer("w", w, persistent=False)')
+
+
+def test_fix_hot_op_by_total_time_names_the_wrapper(mutant):
+    v = mutant("profile-fix", 'HOT_OP = "aten::_linalg_eigh"', 'HOT_OP = "aten::linalg_eigh"')
+    assert_fails(v, "ranks first by total time", "self CPU time")
+
+
+def test_fix_hot_op_guessed_from_the_code(mutant):
+    v = mutant("profile-fix", 'HOT_OP = "aten::_linalg_eigh"', 'HOT_OP = "aten::mm"')
+    assert_fails(v, "HOT_OP is 'aten::mm'", "not the largest share")
+
+
+def test_fix_cached_as_a_plain_attribute_stays_float32(mutant):
+    v = mutant("profile-fix", FIX_BUFFER, "        self.w = self.whitener()")
+    assert_fails(v, "after model.double()", "register it as a buffer")
+
+
+def test_fix_cached_as_a_parameter_gets_trained(mutant):
+    v = mutant("profile-fix", FIX_BUFFER, "        self.w = nn.Parameter(self.whitener())")
+    assert_fails(v, "parameter(s) ['w']", "register_buffer")
+
+
+def test_fix_cholesky_whitening_rotates_the_inputs(mutant):
+    v = mutant("profile-fix", FIX_BUFFER,
+               '        self.register_buffer("w", torch.linalg.inv(torch.linalg.cholesky(self.cov)).T)')
+    assert_fails(v, "FastWhitened's output vs Whitened's")
+
+
+def test_fix_still_decomposing_every_step(mutant):
+    v = mutant("profile-fix", "        return self.net(x @ self.w)  # key", "        return self.net(x @ self.whitener())")
+    assert_fails(v, "still runs aten::_linalg_eigh", "compute its result once")
