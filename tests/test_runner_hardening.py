@@ -604,3 +604,28 @@ def test_learner_code_cannot_import_the_progress_module(runner, tmp_path):
     src = "import tutor.progress\ndef double(x):\n    return x * 2\n"
     v = check(runner, tmp_path, src)
     assert v.status == "error" and "tutor.progress" in v.reason
+
+
+# -- the reference run is kept for the same sources and seed ---------------------------------
+
+def test_a_reference_run_is_reused_for_the_same_seed_and_never_for_another(tmp_path, monkeypatch):
+    log = tmp_path / "reflog"
+    monkeypatch.setenv("TUTOR_TEST_REFLOG", str(log))
+    with Runner(device="cpu") as r:
+        def run(source: str, seed: int) -> Verdict:
+            path = tmp_path / f"learner{seed}.py"
+            path.write_text(source)
+            return r.run(RunRequest(exercise="t", code=str(path), solution=str(FIX / "logged_solution.py"),
+                                    checker=str(FIX / "logged_check.py"), timeout=30, seed=seed))
+
+        def reference_runs() -> int:
+            return log.read_text().split().count("reference_solution")
+
+        assert run("def double(x):\n    return x * 2\n", 5).status == "passed"
+        assert reference_runs() == 1
+        assert run("def double(x):\n    return x * 2\n", 5).status == "passed"
+        wrong = run("def double(x):\n    return x * 2.5\n", 5)
+        assert wrong.status == "failed" and "output" in wrong.reason
+        assert reference_runs() == 1  # both answered from the kept reference run
+        assert run("def double(x):\n    return x * 2\n", 6).status == "passed"
+        assert reference_runs() == 2  # another seed, another reference run

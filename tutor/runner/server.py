@@ -11,6 +11,8 @@ no learner process can reach the client's pipe, and orphans of a killed run are 
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import os
 import select
@@ -19,6 +21,7 @@ import signal
 import sys
 import tempfile
 import time
+from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,6 +46,43 @@ def _gpu_count() -> int:
         return 0
 
 
+class _ReferenceCache:
+    """Complete reference runs, by everything that decides them (sources, seed, device, ranks,
+    language): a second check of the same exercise with the same seed needs no reference
+    process. Lives only in this process, which no learner process can write to."""
+
+    LIMIT = 256 * 1024 * 1024
+
+    def __init__(self) -> None:
+        self.entries: OrderedDict[str, bytes] = OrderedDict()
+        self.size = 0
+
+    @staticmethod
+    def key(request: dict[str, Any]) -> str | None:
+        if not request.get("checker") or request.get("seed") is None:
+            return None
+        parts = [request.get(k) for k in ("exercise", "sources", "seed", "device", "processes", "lang")]
+        return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()
+
+    def get(self, key: str | None) -> bytes | None:
+        if key is None or key not in self.entries:
+            return None
+        self.entries.move_to_end(key)
+        return self.entries[key]
+
+    def put(self, key: str, data: bytes) -> None:
+        if key in self.entries or len(data) > self.LIMIT // 4:
+            return
+        self.entries[key] = data
+        self.size += len(data)
+        while self.size > self.LIMIT:
+            _, old = self.entries.popitem(last=False)
+            self.size -= len(old)
+
+
+_CACHE = _ReferenceCache()
+
+
 @dataclass
 class _Run:
     pid: int
@@ -51,6 +91,7 @@ class _Run:
     buf: bytearray = field(default_factory=bytearray)
     stopping: float | None = None  # when SIGTERM was sent (cancel)
     answered: bool = False
+    cache_key: str | None = None
 
 
 def main() -> None:
@@ -70,13 +111,15 @@ def main() -> None:
 
     write("ready", {"torch": torch.__version__, "gpus": _gpu_count(),
                     "import_s": time.perf_counter() - t0, "pid": os.getpid()})
-    _warm_imports()
+    warm = list(_WARM_IMPORTS)
     runs: dict[str, _Run] = {}
     stdin = sys.stdin.buffer
     pending = b""
     while True:
         fds = [stdin.fileno()] + [r.fd for r in runs.values() if r.fd >= 0]
-        ready, _, _ = select.select(fds, [], [], 0.1)
+        ready, _w, _x = select.select(fds, [], [], 0.1)
+        if warm and not ready and not runs:
+            _warm_import(warm.pop(0))  # one at a time, only while nothing is waiting
         for run_id, run in list(runs.items()):
             if run.fd in ready:
                 _relay(run_id, run)
@@ -106,16 +149,18 @@ def main() -> None:
         shutil.rmtree(run.tmpdir, ignore_errors=True)
 
 
-def _warm_imports() -> None:
-    """Modules nearly every check reaches on its first backward or compile (sympy through the
-    symbolic-shapes machinery costs ~1 s per process otherwise). Imported once here, after
-    "ready", so they are shared by every forked run. Imports only: running an op here would
-    start thread pools that do not survive fork."""
-    for name in ("torch.fx.experimental.symbolic_shapes", "torch._dynamo", "torch.testing"):
-        try:
-            __import__(name)
-        except Exception:
-            pass
+# Modules nearly every check reaches on its first backward or compile (sympy through the
+# symbolic-shapes machinery costs ~1 s per process otherwise). Imported here, after "ready" and
+# only while no run is waiting, so every later fork shares them. Imports only: running an op
+# here would start thread pools that do not survive fork.
+_WARM_IMPORTS = ("torch.fx.experimental.symbolic_shapes", "torch.testing", "torch._dynamo")
+
+
+def _warm_import(name: str) -> None:
+    try:
+        __import__(name)
+    except Exception:
+        pass
 
 
 def _relay(run_id: str, run: _Run) -> None:
@@ -136,6 +181,13 @@ def _relay(run_id: str, run: _Run) -> None:
             msg = json.loads(line)
         except ValueError:
             continue
+        if msg.get("kind") == "reference":
+            if run.cache_key is not None and isinstance(msg.get("data"), str):
+                try:
+                    _CACHE.put(run.cache_key, base64.b64decode(msg["data"]))
+                except ValueError:
+                    pass
+            continue  # for this process only
         if msg.get("kind") == "verdict":
             if run.stopping is not None:
                 continue  # a cancelled run's late verdict: the client hears "cancelled"
@@ -177,11 +229,13 @@ def _fork_run(run_id: str, request: dict[str, Any]) -> _Run:
     from tutor.runner.protocol import RunRequest
 
     tmpdir = Path(tempfile.mkdtemp(prefix="tutor-run-"))
+    key = _ReferenceCache.key(request)
+    cached = _CACHE.get(key)
     r, w = os.pipe()
     pid = os.fork()
     if pid:
         os.close(w)
-        return _Run(pid, r, tmpdir)
+        return _Run(pid, r, tmpdir, cache_key=key)
     code = 1
     try:
         os.close(r)
@@ -202,7 +256,11 @@ def _fork_run(run_id: str, request: dict[str, Any]) -> _Run:
 
         from tutor.runner import supervisor
 
-        sup = supervisor.Supervisor(RunRequest(**request), emit, tmpdir)
+        def keep(data: bytes) -> None:
+            send("reference", {"data": base64.b64encode(data).decode()})
+
+        sup = supervisor.Supervisor(RunRequest(**request), emit, tmpdir, cached_reference=cached,
+                                    store_reference=keep if key else None)
 
         def on_term(*_: Any) -> None:  # cancel: stop the run's processes too, then go
             sandbox.kill_descendants()

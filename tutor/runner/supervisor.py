@@ -71,8 +71,14 @@ class _Side:
 
 
 class Supervisor:
-    def __init__(self, request: RunRequest, emit: Emit, tmpdir: Path) -> None:
+    def __init__(self, request: RunRequest, emit: Emit, tmpdir: Path,
+                 cached_reference: bytes | None = None,
+                 store_reference: Callable[[bytes], None] | None = None) -> None:
         self.request = request
+        # The reference run's observations for these exact sources, seed, device and language,
+        # kept by the warm server from an earlier run: no reference process is needed then.
+        self.cached_reference = cached_reference
+        self.store_reference = store_reference
         i18n.set_language(request.lang)  # reasons in the learner's language
         self.emit = emit
         self.start = time.monotonic()
@@ -137,15 +143,42 @@ class Supervisor:
         self.procs[role] = proc
         self.pids[role] = proc.pid
 
+    def _use_cached_reference(self) -> bool:
+        if not (self.checked and self.cached_reference):
+            return False
+        try:
+            ranks = wire.decode(self.cached_reference)
+        except wire.WireError:
+            return False
+        if not (isinstance(ranks, list) and len(ranks) == self.ranks):
+            return False
+        for r, obs in enumerate(ranks):
+            side = self.sides[(REFERENCE, r)]
+            side.obs = list(obs)
+            side.end = ("done",)
+        return True
+
+    def _keep_reference(self) -> None:
+        """Hand a complete reference run to the server for the next run with the same key."""
+        if self.store_reference is None or self.cached_reference:
+            return
+        refs = [self.sides[(REFERENCE, r)] for r in range(self.ranks)]
+        if all(s.end is not None and s.end[0] == "done" for s in refs):
+            try:
+                self.store_reference(wire.encode([list(s.obs) for s in refs]))
+            except Exception:
+                pass  # a cache, never a reason to fail a run
+
     def _spawn(self, out_w: int) -> None:
         devnull = os.open(os.devnull, os.O_WRONLY)
+        cached = self._use_cached_reference()
         try:
             if self.ranks == 1:
-                if self.checked:
+                if self.checked and not cached:
                     self._fork(REFERENCE, devnull)
                 self._fork(LEARNER, out_w)
                 return
-            if self.checked:
+            if self.checked and not cached:
                 # Every reference rank connects before any learner process exists: a learner
                 # rank can then never pose as one.
                 self._torchrun(REFERENCE, devnull)
@@ -236,6 +269,8 @@ class Supervisor:
             outcome = o
         finally:
             self._kill()
+            if self.checked:
+                self._keep_reference()
             self._drain(out_r)
             os.close(out_r)
             for side in self.sides.values():
