@@ -21,10 +21,10 @@ def tutor(*args: str, home: Path | None = None, env: dict | None = None, timeout
 
 
 @pytest.mark.parametrize("args,needle", [
-    (("start", "chapter", "13"), "there is no chapter 13; choose 1-12"),
-    (("start", "chapter", "x"), "'x' is not a chapter number; choose 1-12"),
-    (("start", "0"), "there is no chapter 0; choose 1-12"),
-    (("start", "chapter"), "which chapter? choose 1-12"),
+    (("start", "chapter", "14"), "there is no chapter 14; choose 1-13"),
+    (("start", "chapter", "x"), "'x' is not a chapter number; choose 1-13"),
+    (("start", "0"), "there is no chapter 0; choose 1-13"),
+    (("start", "chapter"), "which chapter? choose 1-13"),
     (("hint", "no-such-exercise"), "unknown exercise 'no-such-exercise'; choose one of: "),
     (("reset", "no-such-exercise"), "unknown exercise 'no-such-exercise'; choose one of: "),
     (("check", "no-such-exercise"), "unknown exercise 'no-such-exercise'; choose one of: "),
@@ -43,14 +43,14 @@ def test_bad_input_is_one_line_exit_2(home, args, needle):
         assert "sigmoid" in lines[0]  # names the valid choices
 
 
-def test_list_shows_twelve_chapters_and_progress(home):
+def test_list_shows_every_chapter_and_progress(home):
     from tutor.progress import Progress
 
     Progress(home).record_run("sigmoid", "passed")
     done = tutor("list", home=home)
     assert done.returncode == 0, done.stderr
     rows = [line for line in done.stdout.splitlines() if line.startswith("│")]
-    assert len(rows) == 12
+    assert len(rows) == 13  # twelve topics and the capstone
     autograd = next(r for r in rows if "Custom autograd" in r)
     assert "1/" in autograd and "just now" in autograd
 
