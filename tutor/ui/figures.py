@@ -45,11 +45,20 @@ def is_memory(value: Any) -> bool:
     return isinstance(value, dict) and "learner_bytes" in value and "reference_bytes" in value
 
 
+# The checking API's default figure names and words, shown in the learner's language (names
+# and words a checker chose itself are its own text, and stay as it wrote them).
+_KNOWN = {N_("time"), N_("memory"), N_("peak memory"), N_("build"), N_("yours vs the reference solution")}
+
+
+def _known(text: str) -> str:
+    return _(text) if text in _KNOWN else text
+
+
 def _title(label: str, value: dict[str, Any]) -> Text:
-    title = Text(label, style="bold")
+    title = Text(_known(label), style="bold")
     compares = value.get("compares")
     if isinstance(compares, str) and compares.strip():
-        title.append(f" · {compares.strip()}", style="")
+        title.append(f" · {_known(compares.strip())}", style="")
     return title
 
 
@@ -127,7 +136,8 @@ def figures_view(figures: dict[str, Any]) -> Group | None:
         elif is_memory(value):
             parts.extend(memory_view(label, value))
         elif name.endswith("_s") and _number(value):
-            others.append(Text.assemble((name[:-2].replace("_", " "), "bold"), "  ", fmt_seconds(value)))
+            others.append(Text.assemble((_known(name[:-2].replace("_", " ")), "bold"), "  ",
+                                        fmt_seconds(value)))
         elif (name.endswith("_bytes") or name == "size") and _number(value):
             label = name[:-6].replace("_", " ") if name.endswith("_bytes") else label
             others.append(Text.assemble((label, "bold"), "  ", fmt_bytes(value)))
