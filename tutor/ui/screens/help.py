@@ -71,6 +71,16 @@ def bindings_table(bindings: Iterable[Binding]) -> Table:
     return table
 
 
+def _bullets(notes: Iterable[str]) -> Table:
+    """A bulleted list whose wrapped lines stay indented under their bullet."""
+    grid = Table.grid(padding=(0, 1, 0, 0))
+    grid.add_column(no_wrap=True)
+    grid.add_column()
+    for note in notes:
+        grid.add_row("•", _(note))
+    return grid
+
+
 class HelpScreen(ModalScreen[None]):
     BINDINGS = [Binding("escape,f1,q", "dismiss(None)", N_("Close"), id="help-close")]
 
@@ -91,8 +101,8 @@ class HelpScreen(ModalScreen[None]):
         body = Group(
             Text(_("Step icons"), style="bold"), legend, Text(""),
             bindings_table(self.bindings_list), Text(""),
-            *[Text("• " + _(n)) for n in NOTES], Text(""),
-            Text(_("Type-along"), style="bold"), *[Text("• " + _(n)) for n in TYPEALONG_HELP],
+            _bullets(NOTES), Text(""),
+            Text(_("Type-along"), style="bold"), _bullets(TYPEALONG_HELP),
             Text(""), Text(_("Editor keys"), style="bold"), editor,
         )
         with Vertical(classes="dialog", id="help-dialog"):
