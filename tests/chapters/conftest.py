@@ -11,6 +11,11 @@ the plain helpers with `from .conftest import assert_fails, assert_passes, mutat
 Verdicts must not depend on luck: `mutant(...)` runs each wrong solution on several seeds
 (TUTOR_MUTANT_SEEDS=5 to try more) and asserts every one is rejected; `variant(...)` does the
 same for a correct-but-different solution, asserting every seed passes.
+
+The seeds of an exercise come from a small pool fixed by its id, and the reference solution is
+checked on each pool seed before any mutant uses it: that proves the solution passes there,
+and lets the warm runner keep that reference run, so each mutant's check runs only the
+learner's side (half the CPU; the suite stays inside its time budget).
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from collections.abc import Callable
 
 import pytest
 
-from tutor.runner.protocol import CRASHED, ERROR, FAILED, TIMEOUT, Verdict
+from tutor.runner.protocol import CRASHED, ERROR, FAILED, PASSED, SKIPPED, TIMEOUT, Verdict
 
 Edit = tuple[str, str]
 DEFAULT_SEEDS = 2
@@ -62,13 +67,33 @@ def assert_fails(v: Verdict, *words: str, ignore_case: bool = False) -> str:
     return v.reason
 
 
-def mutant_seeds(key: str, count: int | None = None) -> list[int]:
-    """`count` (default: env TUTOR_MUTANT_SEEDS, else 2) distinct seeds fixed by `key`: each call
-    gets its own seeds, and a rerun of the same test uses the same ones, so a failure reproduces."""
+POOL = 3  # seeds per exercise; each mutant takes `count` of them, starting where its edits say
+
+
+def mutant_seeds(key: str, count: int | None = None, exercise_id: str | None = None) -> list[int]:
+    """`count` (default: env TUTOR_MUTANT_SEEDS, else 2) distinct seeds fixed by `key`, drawn from
+    the exercise's pool when `exercise_id` is given: a rerun of the same test uses the same
+    seeds, so a failure reproduces, and different mutants cover different pool seeds."""
     n = count if count is not None else int(os.environ.get("TUTOR_MUTANT_SEEDS") or DEFAULT_SEEDS)
     assert n >= 1, "at least one seed"
-    base = zlib.crc32(key.encode("utf-8"))
-    return [(base + k * 1_000_003) % 2**31 for k in range(n)]
+    start = zlib.crc32(key.encode("utf-8"))
+    if exercise_id is None:
+        return [(start + k * 1_000_003) % 2**31 for k in range(n)]
+    pool = [(zlib.crc32(exercise_id.encode("utf-8")) + k * 7_919) % 2**31 for k in range(max(POOL, n))]
+    return [pool[(start + k) % len(pool)] for k in range(n)]
+
+
+_WARMED: set[tuple[str, int]] = set()
+
+
+def _warm(check_code, solution_text, exercise_id: str, seed: int) -> None:
+    """Check the reference solution on `seed` once per session: it must pass, and the runner
+    then keeps its reference run for every mutant on that seed."""
+    if (exercise_id, seed) in _WARMED:
+        return
+    _WARMED.add((exercise_id, seed))
+    v = check_code(exercise_id, solution_text(exercise_id), seed=seed)
+    assert v.status in (PASSED, SKIPPED), f"the reference solution fails on seed {seed}\n{describe(v)}"
 
 
 def _edits(exercise_id: str, edits: tuple) -> tuple[Edit, ...]:
@@ -91,8 +116,10 @@ def mutant(check_code, solution_text) -> Callable[..., Verdict]:
     def run(exercise_id: str, *edits, seeds: int | None = None) -> Verdict:
         edits = _edits(exercise_id, edits)
         source = mutate(solution_text(exercise_id), *edits)
-        verdicts = [check_code(exercise_id, source, seed=s)
-                    for s in mutant_seeds(f"{exercise_id}|{edits!r}", seeds)]
+        chosen = mutant_seeds(f"{exercise_id}|{edits!r}", seeds, exercise_id)
+        for s in chosen:
+            _warm(check_code, solution_text, exercise_id, s)
+        verdicts = [check_code(exercise_id, source, seed=s) for s in chosen]
         for v in verdicts:
             assert v.status in REJECTED, (
                 f"the mutant was not rejected on seed {v.seed} "
@@ -110,8 +137,10 @@ def variant(check_code, solution_text) -> Callable[..., Verdict]:
     def run(exercise_id: str, *edits, seeds: int | None = None) -> Verdict:
         edits = _edits(exercise_id, edits)
         source = mutate(solution_text(exercise_id), *edits)
-        verdicts = [check_code(exercise_id, source, seed=s)
-                    for s in mutant_seeds(f"variant|{exercise_id}|{edits!r}", seeds)]
+        chosen = mutant_seeds(f"variant|{exercise_id}|{edits!r}", seeds, exercise_id)
+        for s in chosen:
+            _warm(check_code, solution_text, exercise_id, s)
+        verdicts = [check_code(exercise_id, source, seed=s) for s in chosen]
         for v in verdicts:
             assert_passes(v)
         return verdicts[0]
