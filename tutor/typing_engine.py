@@ -60,6 +60,8 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
+from tutor.i18n import N_
+
 CORRECT = "correct"
 INCORRECT = "incorrect"
 AUTO = "auto"
@@ -81,26 +83,26 @@ _WORD = re.compile(r" *[^\s]* *")
 # The type-along section of the F1 help: what the engine does and what the figures mean (the
 # definitions above, in the learner's words).
 HELP = [
-    ("Indentation and blank lines are filled in for you: after Enter at the end of a line you "
+    N_("Indentation and blank lines are filled in for you: after Enter at the end of a line you "
      "go on at the next line's code. Typing the indentation yourself or pressing Enter on a "
      "blank line is fine too (those keys are ignored), and a run of spaces inside a line, such "
      "as before an aligned comment, can be typed as one space."),
-    ("Tab types the next word for you (counted as a hint). Backspace undoes your last key. "
+    N_("Tab types the next word for you (counted as a hint). Backspace undoes your last key. "
      "Ctrl+T starts over."),
-    ("A wrong character is red at its own place only, and a letter left out shows struck "
+    N_("A wrong character is red at its own place only, and a letter left out shows struck "
      "through (missed) as one error. A space inside a word skips the rest of "
      "the word and Enter inside a line skips the rest of the line: the skipped characters are "
      "struck through (missed) and everything after stays lined up. A character typed past the "
      "end of a word or line shows in red as an extra."),
-    ("Keystrokes: keys that typed into the passage (ignored keys, Backspace and Tab are not). "
+    N_("Keystrokes: keys that typed into the passage (ignored keys, Backspace and Tab are not). "
      "Errors: keystrokes that did not match (a wrong or extra character, a space or Enter that "
      "skipped something), each counted once even after you fix it; uncorrected: those still in "
      "your code."),
-    ("Accuracy = (keystrokes − errors) ÷ keystrokes, rounded down, so it reads 100% only with "
+    N_("Accuracy = (keystrokes − errors) ÷ keystrokes, rounded down, so it reads 100% only with "
      "0 errors. Raw WPM = keystrokes ÷ 5 per minute. WPM = correctly typed characters ÷ 5 per "
      "minute, less one word per uncorrected error. The clock runs from your first key to the "
      "last."),
-    ("When you finish: your first attempts as numbers, from the third on a sparkline of WPM and "
+    N_("When you finish: your first attempts as numbers, from the third on a sparkline of WPM and "
      "accuracy over your attempts. `tutor stats` sums them up per chapter."),
 ]
 
