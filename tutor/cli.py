@@ -187,9 +187,9 @@ def _exercise_arg(course: Course, ident: str | None, progress: Progress) -> Exer
     """The named exercise, or the one the learner is on (as `tutor check` with no argument)."""
     if ident:
         return find_exercise(course, ident)
-    from tutor import checks
+    from tutor import headless
 
-    return checks.current_exercise(course, progress)
+    return headless.current_exercise(course, progress)
 
 
 def cmd_hint(args: argparse.Namespace, home: Path) -> int:
@@ -266,7 +266,7 @@ def cmd_stats(args: argparse.Namespace, home: Path) -> int:
 
 
 def cmd_check(args: argparse.Namespace, home: Path) -> int:
-    from tutor import checks
+    from tutor import headless
 
     course = load_course(lang=i18n.language())
     if args.solutions and args.stubs:
@@ -286,18 +286,18 @@ def cmd_check(args: argparse.Namespace, home: Path) -> int:
     elif args.target:
         raise UsageError(_("expected one exercise or `chapter N`, got {got}", got=repr(' '.join(args.target))))
     else:
-        exercises = [checks.current_exercise(course, progress)]
+        exercises = [headless.current_exercise(course, progress)]
     role = "solution" if args.solutions else "stub" if args.stubs else "learner"
     workspace = Workspace(home)
     if role == "learner":
         workspace.ensure(course)
-    results = checks.run_checks(exercises, role=role, workspace=workspace, progress=progress,
+    results = headless.run_checks(exercises, role=role, workspace=workspace, progress=progress,
                                 device=args.device, home=home, console=None if args.json else console,
                                 seed=args.seed)
     if args.json:
-        checks.print_json(results)
+        headless.print_json(results)
     else:
-        checks.print_table(results, console)
+        headless.print_table(results, console)
     return EXIT_OK if all(r.verdict.status in ("passed", "skipped") for r in results) else EXIT_FAIL
 
 

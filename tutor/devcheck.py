@@ -25,7 +25,7 @@ from rich.console import Console
 from rich.table import Table
 
 from tutor import paths
-from tutor.checks import STATUS_STYLE, run_checks
+from tutor.headless import STATUS_STYLE, run_checks
 from tutor.course import (
     DEFAULT_LANGUAGE,
     Course,

@@ -104,7 +104,7 @@ def main() -> None:
     # server ends when the client closes its stdin, and the client kills it when it hangs.
     import torch  # noqa: F401 - the point of this process
 
-    import tutor.checking  # noqa: F401 - so runs need not import it
+    import tutor.checker_api  # noqa: F401 - so runs need not import it
     from tutor.runner import batons, supervisor, wire  # noqa: F401
 
     batons.install()

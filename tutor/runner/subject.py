@@ -24,7 +24,7 @@ import types
 from pathlib import Path
 from typing import Any
 
-from tutor.checking import Channel
+from tutor.checker_api import Channel
 from tutor.i18n import _
 from tutor.runner import sandbox, wire
 from tutor.runner.protocol import RunRequest
@@ -201,7 +201,7 @@ def run_subject(request: RunRequest, sock: socket.socket, tmpdir: Path, role: st
     try:
         import torch
 
-        from tutor import checking
+        from tutor import checker_api as checking
 
         torch.manual_seed(request.seed or 0)
         if not request.checker:
@@ -246,7 +246,7 @@ def run_subject(request: RunRequest, sock: socket.socket, tmpdir: Path, role: st
         else:
             send(("done",))
     except BaseException as exc:  # noqa: BLE001 - everything the learner raises is reported
-        from tutor.checking import CheckFailed
+        from tutor.checker_api import CheckFailed
 
         flush_all()
         try:
@@ -296,7 +296,7 @@ def start_child(request: RunRequest, sock: socket.socket, tmpdir: Path, role: st
         sandbox.close_fds_except({sock.fileno()})
         if role == LEARNER:
             # The tutor's own bookkeeping is not the learner's to call from a check.
-            for name in ("tutor.progress", "tutor.workspace", "tutor.cli", "tutor.checks"):
+            for name in ("tutor.progress", "tutor.workspace", "tutor.cli", "tutor.headless"):
                 sys.modules[name] = None  # type: ignore[assignment]
         if request.device == "cpu":
             limit_memory(request.memory_limit_mb)

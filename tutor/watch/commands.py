@@ -9,7 +9,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from tutor import checks, i18n
+from tutor import headless, i18n
 from tutor.cli import (
     EXIT_FAIL,
     EXIT_OK,
@@ -31,7 +31,7 @@ from tutor.workspace import Workspace
 def watch_target(course: Course, words: list[str], progress: Progress) -> Exercise:
     """EXERCISE, `chapter N` (its first exercise not passed yet), or the current exercise."""
     if not words:
-        return checks.current_exercise(course, progress)
+        return headless.current_exercise(course, progress)
     if words[0].lower() in ("chapter", "ch") or (len(words) == 1 and words[0].isdigit()):
         number = parse_chapter(words, course)
         assert number is not None
