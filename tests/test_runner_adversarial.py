@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-import pytest
 
 from tutor.runner.client import Runner
 from tutor.runner.protocol import RunRequest, Verdict

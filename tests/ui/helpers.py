@@ -65,7 +65,7 @@ def keys_for(text: str) -> list[str]:
 
 def prompt_text(option: object) -> str:
     """An OptionList option's prompt as plain text."""
-    return plain(getattr(option, "prompt"), 60)
+    return plain(option.prompt, 60)
 
 
 def text_of(widget: Static, width: int = 200) -> str:

@@ -406,9 +406,9 @@ class Supervisor:
             messages = side.reader.feed(chunk)
         except wire.WireError as exc:
             if side.role == REFERENCE:
-                raise self._ref_broken(str(exc))
+                raise self._ref_broken(str(exc)) from None
             raise _Outcome(FAILED, self._prefix(side) + _("the check received a message it cannot read: {why}",
-                                                                          why=exc))
+                                                                          why=exc)) from None
         for msg in messages:
             self._handle(side, msg)
 
