@@ -328,7 +328,7 @@ class _Fields:
         value = self.get(key, str, default, "a string")
         if value is not default and not value.strip():
             raise self.error(key, "must not be empty")
-        return value
+        return str(value)
 
     def file_in(self, key: str, base: Path) -> Path:
         rel = self.text(key)

@@ -8,6 +8,7 @@ import platform
 import shutil
 import subprocess
 import sys
+from typing import Any
 import sysconfig
 from pathlib import Path
 
@@ -44,17 +45,18 @@ print(json.dumps(out))
 """
 
 
-def probe() -> dict:
+def probe() -> dict[str, Any]:
     try:
         done = subprocess.run([sys.executable, "-c", _PROBE], capture_output=True, text=True, timeout=120)
-        return json.loads(done.stdout.strip().splitlines()[-1])
+        found = json.loads(done.stdout.strip().splitlines()[-1])
+        return found if isinstance(found, dict) else {"torch_error": "probe failed: not a JSON object"}
     except (subprocess.SubprocessError, json.JSONDecodeError, IndexError, OSError) as exc:
         return {"torch_error": f"probe failed: {exc}"}
 
 
 def _ninja_from_pip() -> str | None:
     try:
-        import ninja  # type: ignore[import-not-found]
+        import ninja
 
         return str(Path(ninja.BIN_DIR) / "ninja")
     except (ImportError, AttributeError):

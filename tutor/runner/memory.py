@@ -56,7 +56,7 @@ def measure(fn: Callable[[], Any], device: torch.device) -> tuple[int, list[list
         if cuda:
             torch.cuda.synchronize(device)
         del result
-    events = prof.profiler.kineto_results.events()  # type: ignore[union-attr]
+    events = prof.profiler.kineto_results.events()
     t0 = min((e.start_ns() for e in events), default=0)
     kind = torch.device(device).type
     changes = sorted((e.start_ns(), e.nbytes()) for e in events

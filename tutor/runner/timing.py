@@ -383,13 +383,14 @@ def _cuda(learner: Callable[[], Any], reference: Callable[[], Any], *, budget_s:
 
     def timed(fn: Callable[[], Any]) -> float:
         flush.zero_()  # evict L2 so every call starts cold
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start = torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
+        end = torch.cuda.Event(enable_timing=True)  # type: ignore[no-untyped-call]
         torch.cuda.synchronize()
         start.record()
         fn()
         end.record()
         torch.cuda.synchronize()
-        return start.elapsed_time(end) / 1000.0
+        return float(start.elapsed_time(end)) / 1000.0
 
     for _ in range(warmup):
         learner()

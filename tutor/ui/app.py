@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding
@@ -76,7 +76,7 @@ class TutorApp(App[int]):
             self.notify(text, severity="warning", timeout=15)
         else:
             self.call_from_thread(self.notify, text, severity="warning", timeout=15)
-    def get_default_screen(self) -> Screen:
+    def get_default_screen(self) -> Screen[Any]:
         chapter, step_id = self._start
         return MainScreen(chapter, step_id)
 
@@ -154,7 +154,7 @@ class TutorApp(App[int]):
         return [b for b in found if isinstance(b, Binding) and b.description
                 and not (b.id or "").endswith("-any")]
 
-    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
         if isinstance(screen, MainScreen):
             for b in MainScreen.BINDINGS:

@@ -84,8 +84,9 @@ def _rows(mine: Any, ref: Any, fmt: Any, mine_style: str) -> list[Text]:
 def speedup_of(value: dict[str, Any]) -> float | None:
     """reference ÷ yours from the two times themselves, so it always agrees with them."""
     mine, ref = value.get("learner_s"), value.get("reference_s")
-    if _number(mine) and _number(ref) and mine > 0:
-        return ref / mine
+    if isinstance(mine, (int, float)) and isinstance(ref, (int, float)) and _number(mine) and _number(ref) \
+            and mine > 0:
+        return float(ref) / float(mine)
     return None
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from textual.app import App
 from textual.binding import Binding
@@ -50,7 +50,7 @@ class WatchApp(App[int]):
                                    force_polling=force_polling)
         self._closed = False
 
-    def get_default_screen(self) -> Screen:
+    def get_default_screen(self) -> Screen[Any]:
         return WatchScreen(self.session)
 
     @property

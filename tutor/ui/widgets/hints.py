@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from rich.console import Group
+from rich.console import Group, RenderableType
 from rich.markdown import Markdown as RichMarkdown
 from rich.text import Text
 from textual.containers import VerticalScroll
@@ -48,7 +48,8 @@ class HintPanel(VerticalScroll):
     def show_targeted(self, hint: str) -> None:
         """A hint for the mistake the last check recognised (not one of the ladder's)."""
         self.targeted = hint
-        parts = [Text(_("For the mistake your last check found"), style="bold"), RichMarkdown(hint)]
+        parts: list[RenderableType] = [Text(_("For the mistake your last check found"), style="bold"),
+                                       RichMarkdown(hint)]
         if code_suggestion(hint):
             parts.append(Text(_("Its code shows dim on the line where you pressed Tab: Tab there "
                                 "inserts it."), style="italic dim"))
@@ -64,7 +65,7 @@ class HintPanel(VerticalScroll):
             self.remove_class("-visible")
             self.query_one("#hints-text", Static).update("")
             return
-        parts = []
+        parts: list[RenderableType] = []
         for i, hint in enumerate(hints[:revealed], start=1):
             newest = i == revealed
             parts.append(Text(_("Hint {i}/{n}", i=i, n=len(hints)), style="bold" if newest else "dim bold"))

@@ -37,7 +37,7 @@ class KeyBar(Static):
     def on_unmount(self) -> None:
         self.screen.bindings_updated_signal.unsubscribe(self)
 
-    def _bindings_changed(self, screen: Screen) -> None:
+    def _bindings_changed(self, screen: Screen[object]) -> None:
         if self.is_attached and screen is self.screen:
             self.refresh_keys()
 

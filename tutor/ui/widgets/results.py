@@ -91,7 +91,7 @@ def timeline_widget(label: str, figure: dict[str, Any]) -> Widget | None:
     if not isinstance(figure.get("timeline"), dict):
         return None
     try:
-        from tutor.ui.widgets.memory_plot import MemoryPlot  # type: ignore[import-not-found]
+        from tutor.ui.widgets.memory_plot import MemoryPlot
     except ImportError:
         return None
     widget: Widget = MemoryPlot(label, figure)
