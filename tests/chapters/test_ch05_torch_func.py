@@ -216,7 +216,7 @@ def test_hvp_solution_passes(solution_verdict):
     assert {"time", "memory"} <= set(v.figures)
     assert "forming the Hessian" in v.figures["memory"]["compares"]
     assert "forming the Hessian" in v.figures["time"]["compares"]
-    # Why the HVP wins at size: the formed Hessian holds at least the 9.4 MB matrix.
+    # Why the HVP wins at size: the formed Hessian holds at least the 4 MB matrix.
     assert v.figures["memory"]["learner_bytes"] * 20 < v.figures["memory"]["reference_bytes"]
 
 

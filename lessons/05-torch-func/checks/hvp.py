@@ -1,5 +1,5 @@
 """Check: hvp(f, x, v) equals the float64 Hessian times v (one direction or k, float32 and
-float64, n = 1, non-contiguous directions), leaves x and v alone, and at n = 1536 stays far below
+float64, n = 1, non-contiguous directions), leaves x and v alone, and at n = 1024 stays far below
 the memory of the Hessian it must not build; report memory and time against forming it."""
 
 import math
@@ -8,7 +8,7 @@ import torch
 from torch.func import hessian
 from torch.nn import functional as F
 
-N_BIG = 1536  # the Hessian alone is 9.4 MB in float32; an HVP needs a few n-vectors
+N_BIG = 1024  # the Hessian alone is 4 MB in float32; an HVP needs a few n-vectors
 
 
 def _problem(ctx, n, m, dtype):
@@ -82,9 +82,10 @@ def check(ctx):
     x, v = ctx.randn(N_BIG), ctx.randn(N_BIG)
     hess_mb = N_BIG * N_BIG * 4 / 2**20
     peak = ctx.peak_memory(lambda: mine.hvp(f, x, v))
-    # The reference peaks at a few kB; anything that builds H (hessian, jacfwd(jacrev), a loop
-    # of n gradients stacked) holds at least the 9.4 MB matrix.
-    ctx.expect(peak < N_BIG * N_BIG * 4 / 4,
+    # The reference peaks at ~0.3 MB (the vmap/jvp machinery's temporaries, the size of the
+    # data matrix); anything that builds H (hessian, jacfwd(jacrev), a loop of n gradients
+    # stacked) holds at least the 4 MB matrix, ~33 MB measured for hessian(f)(x) @ v.
+    ctx.expect(peak < N_BIG * N_BIG * 4 / 2,
                f"hvp(f, x, v) at n={N_BIG} peaked at {peak / 2**20:.1f} MB of tensor memory; the Hessian "
                f"itself is {hess_mb:.1f} MB: your code builds the n x n matrix. Differentiate f's gradient "
                f"along v instead (memory proportional to n)")

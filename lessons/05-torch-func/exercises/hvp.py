@@ -13,7 +13,7 @@ def hvp(f, x: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     """H(x) @ v for a scalar function f, where H is the Hessian of f at x (shape (n, n) for x
     of shape (n,)). v is one direction (n,) or k directions (k, n); the result has v's shape."""
     # TODO: compute the product without ever building the n x n Hessian: its memory must stay
-    #       proportional to n (the check measures it at n = 1536 against hessian(f)(x) @ v).
+    #       proportional to n (the check measures it at n = 1024 against hessian(f)(x) @ v).
     # TODO: exact derivatives, not finite differences: the check compares with a float64
     #       Hessian, and a float64 x must give a float64 result.
     # TODO: with k directions, treat each row of v as one direction; x is the same for all.
