@@ -221,7 +221,7 @@ FIX_BUFFER = '        self.register_buffer("w", self.whitener())  # key'
 def test_fix_solution_passes(solution_verdict):
     v = assert_passes(solution_verdict("profile-fix", seeds=2))
     share = v.figures["hot_op_share"]
-    assert share["slow"] > 0.5 and share["yours"] == 0.0
+    assert share["slow"] > 0.3 and share["yours"] == 0.0  # measured 0.55-0.72 on 2 cores
     assert "given Whitened step" in v.figures["step time"]["compares"]
 
 
