@@ -91,8 +91,7 @@ def key_for(i: int) -> tuple[str, str | None]:
     return ("space", " ") if char == " " else (char, char)
 
 
-async def measure(app: App, lines: int, keys: int, gap: float, size: tuple[int, int]
-                  ) -> dict[str, list[float]]:
+async def measure(app: App, lines: int, keys: int, gap: float, size: tuple[int, int]) -> dict[str, list[float]]:
     """Type `keys` keys into the app's focused TextArea; key->repaint and key->edit times."""
     repaints: list[float] = []
     edited_at: list[float] = []
@@ -156,8 +155,7 @@ class Bare(App[None]):
         yield TextArea.code_editor(self.text, language="python")
 
 
-async def run(lines: int, keys: int, gap: float, size: tuple[int, int]
-              ) -> dict[str, dict[str, list[float]]]:
+async def run(lines: int, keys: int, gap: float, size: tuple[int, int]) -> dict[str, dict[str, list[float]]]:
     override = usable_course_root()
     if override:
         os.environ["TUTOR_COURSE"] = override
@@ -184,13 +182,14 @@ def main() -> None:
     args = parser.parse_args()
     cols, rows = (int(v) for v in args.size.split("x"))
     results = asyncio.run(run(args.lines, args.keys, args.gap_ms / 1000, (cols, rows)))
-    print(f"Code editor, {args.lines}-line file, {args.keys} keys, {args.gap_ms:.0f} ms apart, "
-          f"terminal {cols}x{rows}")
+    print(f"Code editor, {args.lines}-line file, {args.keys} keys, {args.gap_ms:.0f} ms apart, terminal {cols}x{rows}")
     for app_name, figures in results.items():
         for name, label in (("latency", "key -> repaint"), ("handler", "key -> edit")):
             ms = [v * 1000 for v in figures[name]]
-            print(f"  {app_name:14s} {label:15s} p50 {pct(ms, 50):6.2f} ms   "
-                  f"p95 {pct(ms, 95):6.2f} ms   max {max(ms):6.2f} ms")
+            print(
+                f"  {app_name:14s} {label:15s} p50 {pct(ms, 50):6.2f} ms   "
+                f"p95 {pct(ms, 95):6.2f} ms   max {max(ms):6.2f} ms"
+            )
 
 
 if __name__ == "__main__":

@@ -34,12 +34,12 @@ from tutor.course import Course, Exercise, load_course  # noqa: E402
 from tutor.runner.client import Runner  # noqa: E402
 from tutor.runner.protocol import RunRequest  # noqa: E402
 
-MEMORY_CHECK = '''
+MEMORY_CHECK = """
 import torch
 def check(ctx):
     m = ctx.memory(lambda: ctx.learner.alloc(), lambda: ctx.reference.alloc())
     ctx.figure("mb", m.learner_bytes / 1e6)
-'''
+"""
 ALLOC = "import torch\ndef alloc():\n    x = torch.ones(25_000_000)  # 100 MB of float32\n    return float(x[0])\n"
 
 # A checker that runs the exercise's own checker, and for each ctx.time(a, b) also times a
@@ -133,8 +133,9 @@ def timed_exercises(course: Course, device: str) -> list[Exercise]:
     return found
 
 
-def self_timings(runner: Runner, ex: Exercise, repeats: int, device: str,
-                 reported: dict[str, list[dict[str, Any]]] | None = None) -> dict[str, list[dict[str, Any]]]:
+def self_timings(
+    runner: Runner, ex: Exercise, repeats: int, device: str, reported: dict[str, list[dict[str, Any]]] | None = None
+) -> dict[str, list[dict[str, Any]]]:
     """figure name -> one timing dict per repeat (the exercise's reference against itself);
     the checker's own timing figures (learner = the reference solution) go to `reported`."""
     out: dict[str, list[dict[str, Any]]] = {}
@@ -142,15 +143,22 @@ def self_timings(runner: Runner, ex: Exercise, repeats: int, device: str,
         chk = Path(d) / "self_timing_check.py"
         chk.write_text(SELF_TIMING.format(folder=str(ex.checker.parent), path=str(ex.checker)))
         for seed in range(repeats):
-            request = RunRequest(exercise=ex.key, code=str(ex.solution), solution=str(ex.solution),
-                                 checker=str(chk), timeout=4 * ex.timeout, device=device,
-                                 processes=ex.needs.processes, seed=seed,
-                                 memory_limit_mb=8192 if device == "cpu" else None,
-                                 cache_dir=str(runner.cache_dir) if runner.cache_dir else None)
+            request = RunRequest(
+                exercise=ex.key,
+                code=str(ex.solution),
+                solution=str(ex.solution),
+                checker=str(chk),
+                timeout=4 * ex.timeout,
+                device=device,
+                processes=ex.needs.processes,
+                seed=seed,
+                memory_limit_mb=8192 if device == "cpu" else None,
+                cache_dir=str(runner.cache_dir) if runner.cache_dir else None,
+            )
             v = runner.run(request)
             for name, fig in v.figures.items():
                 if name.startswith("self: ") and isinstance(fig, dict) and "speedup" in fig:
-                    out.setdefault(name[len("self: "):], []).append(fig)
+                    out.setdefault(name[len("self: ") :], []).append(fig)
                 elif reported is not None and isinstance(fig, dict) and "speedup" in fig:
                     reported.setdefault(f"{ex.id}|{name}", []).append(fig)
             if not any(name.startswith("self: ") for name in v.figures):
@@ -159,8 +167,11 @@ def self_timings(runner: Runner, ex: Exercise, repeats: int, device: str,
 
 
 def print_self_table(runner: Runner, course: Course, repeats: int, device: str, only: list[str]) -> None:
-    print(f"\n== reference timed against itself, {repeats} checks each (target 1.00 +- 0.05; "
-          f"N = flagged too noisy to call)", flush=True)
+    print(
+        f"\n== reference timed against itself, {repeats} checks each (target 1.00 +- 0.05; "
+        f"N = flagged too noisy to call)",
+        flush=True,
+    )
     print(f"{'exercise':22s} {'figure':26s} {'speedups':48s} worst  clock", flush=True)
     worst_all = 0.0
     reported: dict[str, list[dict[str, Any]]] = {}
@@ -178,14 +189,18 @@ def print_self_table(runner: Runner, course: Course, repeats: int, device: str, 
                 if f.get("noise_reason"):
                     print(f"{'':49s}noisy: {f['noise_reason']}", flush=True)
     print(f"worst |1 - speedup| over trusted figures: {worst_all:.3f}", flush=True)
-    print("\n== the checkers' own figures with the reference solution as the learner's code "
-          "(median speedup of the repeats; what the figure compares)")
+    print(
+        "\n== the checkers' own figures with the reference solution as the learner's code "
+        "(median speedup of the repeats; what the figure compares)"
+    )
     for key, figs in reported.items():
         ex_id, name = key.split("|", 1)
         med = statistics.median(f["speedup"] for f in figs)
         noisy = sum(bool(f.get("noisy")) for f in figs)
-        print(f"{ex_id:22s} {name[:26]:26s} {med:8.3f}x  noisy {noisy}/{len(figs)}  "
-              f"{figs[0].get('compares', '')}", flush=True)
+        print(
+            f"{ex_id:22s} {name[:26]:26s} {med:8.3f}x  noisy {noisy}/{len(figs)}  {figs[0].get('compares', '')}",
+            flush=True,
+        )
 
 
 def latency(runner: Runner, course: Course) -> None:
@@ -211,8 +226,10 @@ def latency(runner: Runner, course: Course) -> None:
         assert v.passed, v.reason
     colds = [cold_import_s() for _ in range(2)]
     print("== first check (sigmoid, chapter 2)", flush=True)
-    print(f"runner start (server imports torch and the runner): {start_s:.2f} s  "
-          f"(server's own import: {info.import_s:.2f} s; target < 3 s idle)")
+    print(
+        f"runner start (server imports torch and the runner): {start_s:.2f} s  "
+        f"(server's own import: {info.import_s:.2f} s; target < 3 s idle)"
+    )
     print(f"first verdict (solution) after start:     {first_s:.3f} s")
     print(f"runner start -> first verdict:            {start_s + first_s:.2f} s")
     print(f"warm verdict, stub (median of 5):         {statistics.median(warm):.3f} s  (target < 0.3 s)")
@@ -225,8 +242,9 @@ def memory(runner: Runner, course: Course) -> None:
         chk, sol = Path(d) / "chk.py", Path(d) / "alloc.py"
         chk.write_text(MEMORY_CHECK)
         sol.write_text(ALLOC)
-        v = runner.run(RunRequest(exercise="bench/alloc", code=str(sol), solution=str(sol),
-                                  checker=str(chk), timeout=120, seed=0))
+        v = runner.run(
+            RunRequest(exercise="bench/alloc", code=str(sol), solution=str(sol), checker=str(chk), timeout=120, seed=0)
+        )
         mb = v.figures.get("mb")
         print("\n== peak memory of a 100 MB allocation (target 100 MB +- 5%)")
         print(f"reported: {mb:.2f} MB  ({v.status})" if mb is not None else f"no figure ({v.status}: {v.reason})")
@@ -237,9 +255,11 @@ def memory(runner: Runner, course: Course) -> None:
     print("\n== activation checkpointing of a deep stack (chapter 4 reference solution)")
     if "peak_MiB_without_checkpointing" in f and m:
         line = m.get("timeline", {}).get("learner", [])
-        print(f"peak without checkpointing: {f['peak_MiB_without_checkpointing']:.2f} MiB; "
-              f"with: {m['learner_bytes'] / 2**20:.2f} MiB; saved: {f['memory_saved_pct']['yours']:.1f}%; "
-              f"timeline: {len(line)} points  ({v.status})")
+        print(
+            f"peak without checkpointing: {f['peak_MiB_without_checkpointing']:.2f} MiB; "
+            f"with: {m['learner_bytes'] / 2**20:.2f} MiB; saved: {f['memory_saved_pct']['yours']:.1f}%; "
+            f"timeline: {len(line)} points  ({v.status})"
+        )
     else:
         print(f"no figures ({v.status}: {v.reason})")
     print(flush=True)
@@ -253,8 +273,7 @@ def one_pass(course: Course, args: argparse.Namespace, busy: bool) -> None:
         with Runner(cache_dir=cache, device=args.device) as runner:
             if not args.no_latency:
                 latency(runner, course)
-            print_self_table(runner, course, args.repeats, "cuda" if args.device == "cuda" else "cpu",
-                             args.only)
+            print_self_table(runner, course, args.repeats, "cuda" if args.device == "cuda" else "cpu", args.only)
             if not args.no_memory:
                 memory(runner, course)
         print(f"at the end: {load_line()}", flush=True)

@@ -125,20 +125,22 @@ def child_tutor(out: str, chapter: str) -> None:
     main(["start", "chapter", chapter])
 
 
-def launch(kind: str, chapter: str, size: tuple[int, int], home: str
-           ) -> tuple[float, float, bool, dict[str, float]]:
+def launch(kind: str, chapter: str, size: tuple[int, int], home: str) -> tuple[float, float, bool, dict[str, float]]:
     """Run one child on a pty; return (wall seconds from spawn to paint, CPU seconds the
     child used until then, torch imported, CPU seconds of each stage)."""
     out = tempfile.mktemp(prefix="tutor-bench-")
     master, slave = pty.openpty()
     cols, rows = size
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
-    env = dict(os.environ, TUTOR_HOME=home, TERM=os.environ.get("TERM", "xterm-256color"),
-               PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = dict(
+        os.environ,
+        TUTOR_HOME=home,
+        TERM=os.environ.get("TERM", "xterm-256color"),
+        PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+    )
     cmd = [sys.executable, __file__, "--child", kind, "--out", out, "--chapter", chapter]
     t0 = time.time()
-    proc = subprocess.Popen(cmd, stdin=slave, stdout=slave, stderr=slave, env=env,
-                            start_new_session=True)
+    proc = subprocess.Popen(cmd, stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True)
     os.close(slave)
     while proc.poll() is None:  # drain the terminal output so the child never blocks
         ready, _, _ = select.select([master], [], [], 0.05)
@@ -218,19 +220,24 @@ def main() -> None:
             for name, value in marks.items():
                 stages[kind].setdefault(name, []).append(value)
             torch_seen |= torch_loaded and kind == "tutor"
-    print(f"Startup to first complete paint, {args.runs} runs each, terminal {args.size}, "
-          f"`tutor start chapter {chapter}`, load average {load_before:.1f} -> {os.getloadavg()[0]:.1f}")
+    print(
+        f"Startup to first complete paint, {args.runs} runs each, terminal {args.size}, "
+        f"`tutor start chapter {chapter}`, load average {load_before:.1f} -> {os.getloadavg()[0]:.1f}"
+    )
     for kind, label in (("hello", "bare Textual hello app"), ("tutor", "tutor start")):
         ms = [t * 1000 for t in times[kind]]
-        print(f"  {label:24s} wall median {statistics.median(ms):7.1f} ms (min {min(ms):7.1f})   "
-              f"CPU median {statistics.median(cpu[kind]) * 1000:7.1f} ms")
+        print(
+            f"  {label:24s} wall median {statistics.median(ms):7.1f} ms (min {min(ms):7.1f})   "
+            f"CPU median {statistics.median(cpu[kind]) * 1000:7.1f} ms"
+        )
     wall = statistics.median(times["tutor"]) / statistics.median(times["hello"])
     best = min(times["tutor"]) / min(times["hello"])
     used = statistics.median(cpu["tutor"]) / statistics.median(cpu["hello"])
-    print(f"  ratio tutor / hello: wall (medians) {wall:.2f}x, wall (best runs) {best:.2f}x, "
-          f"CPU time {used:.2f}x   (target <= 1.5x)")
-    print("  (on a busy machine the wall ratio swings with the load; the CPU-time ratio is the "
-          "steadier one)")
+    print(
+        f"  ratio tutor / hello: wall (medians) {wall:.2f}x, wall (best runs) {best:.2f}x, "
+        f"CPU time {used:.2f}x   (target <= 1.5x)"
+    )
+    print("  (on a busy machine the wall ratio swings with the load; the CPU-time ratio is the steadier one)")
     print(f"  torch imported by the app process: {'YES (bug)' if torch_seen else 'no'}")
     for kind in ("hello", "tutor"):
         parts = ", ".join(f"{name} {statistics.median(v) * 1000:.0f}" for name, v in stages[kind].items())

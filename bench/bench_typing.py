@@ -79,8 +79,9 @@ def pct(values: list[float], q: int) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[q - 1]
 
 
-async def run(lines: int, keys: int, gap: float, size: tuple[int, int],
-              show_slow: bool = False) -> dict[str, list[float]]:
+async def run(
+    lines: int, keys: int, gap: float, size: tuple[int, int], show_slow: bool = False
+) -> dict[str, list[float]]:
     target = passage(lines)
     app = Host(target, Progress(Path(tempfile.mkdtemp())))
     repaints: list[float] = []
@@ -145,8 +146,10 @@ async def run(lines: int, keys: int, gap: float, size: tuple[int, int],
             done = [t for t in repaints if t >= handled_at[-1]]
             latencies.append((done[0] if done else time.perf_counter()) - t0)
             if show_slow and latencies[-1] > 0.016:
-                print(f"  slow: key {i} {key!r}: handled after {(handled_at[-1] - t0) * 1000:.1f} ms, "
-                      f"repaints at {[round((t - t0) * 1000, 1) for t in repaints]} ms")
+                print(
+                    f"  slow: key {i} {key!r}: handled after {(handled_at[-1] - t0) * 1000:.1f} ms, "
+                    f"repaints at {[round((t - t0) * 1000, 1) for t in repaints]} ms"
+                )
     return {"latency": latencies, "handler": handler}
 
 
@@ -159,14 +162,14 @@ def main() -> None:
     parser.add_argument("--show-slow", action="store_true", help="print every key over 16 ms")
     args = parser.parse_args()
     cols, rows = (int(v) for v in args.size.split("x"))
-    figures = asyncio.run(run(args.lines, args.keys, args.gap_ms / 1000, (cols, rows),
-                              args.show_slow))
-    print(f"TypeAlong, {args.lines}-line passage, {len(figures['latency'])} keys, "
-          f"{args.gap_ms:.0f} ms apart, terminal {cols}x{rows}")
+    figures = asyncio.run(run(args.lines, args.keys, args.gap_ms / 1000, (cols, rows), args.show_slow))
+    print(
+        f"TypeAlong, {args.lines}-line passage, {len(figures['latency'])} keys, "
+        f"{args.gap_ms:.0f} ms apart, terminal {cols}x{rows}"
+    )
     for name, label in (("latency", "key -> repaint"), ("handler", "key handler")):
         ms = [v * 1000 for v in figures[name]]
-        print(f"  {label:15s} p50 {pct(ms, 50):6.2f} ms   p95 {pct(ms, 95):6.2f} ms   "
-              f"max {max(ms):6.2f} ms")
+        print(f"  {label:15s} p50 {pct(ms, 50):6.2f} ms   p95 {pct(ms, 95):6.2f} ms   max {max(ms):6.2f} ms")
 
 
 if __name__ == "__main__":

@@ -52,8 +52,10 @@ def main() -> None:
             p.terminate()
     times.sort()
     p90 = times[min(len(times) - 1, int(0.9 * len(times)))]
-    print(f"{args.exercise}: warm verdict median {statistics.median(times) * 1000:.0f} ms, "
-          f"p90 {p90 * 1000:.0f} ms over {args.runs} runs (busy loops: {args.busy})")
+    print(
+        f"{args.exercise}: warm verdict median {statistics.median(times) * 1000:.0f} ms, "
+        f"p90 {p90 * 1000:.0f} ms over {args.runs} runs (busy loops: {args.busy})"
+    )
 
 
 if __name__ == "__main__":

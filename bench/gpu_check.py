@@ -51,8 +51,7 @@ def tutor_check(ex: Exercise, role: str, device: str, env: dict[str, str], timeo
     """One `tutor check ID --ROLE --device D --json`; its result dict (status, reason, figures)."""
     cmd = [sys.executable, "-m", "tutor", "check", ex.id, f"--{role}", "--device", device, "--json"]
     try:
-        done = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT,
-                              timeout=max(5.0, timeout))
+        done = subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=ROOT, timeout=max(5.0, timeout))
     except subprocess.TimeoutExpired:
         return {"status": "timeout", "reason": f"tutor check took over {timeout:.0f} s", "figures": {}}
     try:
@@ -71,14 +70,18 @@ def figure_lines(figures: dict[str, Any]) -> list[str]:
             continue
         if "learner_s" in f and "reference_s" in f:
             trust = f"too noisy to call: {f['noise_reason']}" if f.get("noise_reason") else "ok"
-            lines.append(f"    time {name!r}: {1e3 * f['learner_s']:.3f} ms vs {1e3 * f['reference_s']:.3f} ms, "
-                         f"speedup {f['speedup']:.2f}x [{f.get('clock', '?')}, {f.get('device', '?')}] "
-                         f"({f.get('compares', '')}) {trust}")
+            lines.append(
+                f"    time {name!r}: {1e3 * f['learner_s']:.3f} ms vs {1e3 * f['reference_s']:.3f} ms, "
+                f"speedup {f['speedup']:.2f}x [{f.get('clock', '?')}, {f.get('device', '?')}] "
+                f"({f.get('compares', '')}) {trust}"
+            )
         elif "learner_bytes" in f and "reference_bytes" in f:
             points = {k: len(v) for k, v in (f.get("timeline") or {}).items()}
-            lines.append(f"    memory {name!r}: {f['learner_bytes'] / 2**20:.2f} MiB vs "
-                         f"{f['reference_bytes'] / 2**20:.2f} MiB peak [{f.get('device', '?')}] "
-                         f"timeline points {points or 'none'}")
+            lines.append(
+                f"    memory {name!r}: {f['learner_bytes'] / 2**20:.2f} MiB vs "
+                f"{f['reference_bytes'] / 2**20:.2f} MiB peak [{f.get('device', '?')}] "
+                f"timeline points {points or 'none'}"
+            )
     return lines
 
 
@@ -88,10 +91,19 @@ def forced_memory_run(ex: Exercise, device: str) -> tuple[str, list[str]]:
     from tutor.runner.protocol import RunRequest
 
     with Runner(cache_dir=Path(os.environ["TUTOR_CACHE"]), device=device) as runner:
-        v = runner.run(RunRequest(exercise=ex.key, code=str(ex.solution), solution=str(ex.solution),
-                                  checker=str(ex.checker), timeout=ex.timeout, device=device, seed=0,
-                                  memory_limit_mb=8192 if device == "cpu" else None,
-                                  cache_dir=os.environ["TUTOR_CACHE"]))
+        v = runner.run(
+            RunRequest(
+                exercise=ex.key,
+                code=str(ex.solution),
+                solution=str(ex.solution),
+                checker=str(ex.checker),
+                timeout=ex.timeout,
+                device=device,
+                seed=0,
+                memory_limit_mb=8192 if device == "cpu" else None,
+                cache_dir=os.environ["TUTOR_CACHE"],
+            )
+        )
     return f"{v.status}{': ' + v.reason if not v.passed else ''}", figure_lines(v.figures)
 
 
@@ -110,15 +122,20 @@ def main(argv: list[str] | None = None) -> int:
         chosen = [ex for ex in course.exercises if ex.needs.device in ("cuda", "any")]
     else:
         chosen = [course.exercise(i) for i in CPU_FALLBACK]
-    memory_exercises = [ex for ex in (course.exercises if not args.exercises else chosen)
-                        if "ctx.memory(" in ex.checker.read_text()]
+    memory_exercises = [
+        ex for ex in (course.exercises if not args.exercises else chosen) if "ctx.memory(" in ex.checker.read_text()
+    ]
     if device == "cpu":
         memory_exercises = [ex for ex in memory_exercises if ex.id in {e.id for e in chosen}]
-        print("no CUDA GPU here (or --cpu): CPU fallback on "
-              f"{', '.join(ex.id for ex in chosen)} to test this script's plumbing", flush=True)
+        print(
+            "no CUDA GPU here (or --cpu): CPU fallback on "
+            f"{', '.join(ex.id for ex in chosen)} to test this script's plumbing",
+            flush=True,
+        )
     home = Path(tempfile.mkdtemp(prefix="tutor-gpu-check-"))
-    env = dict(os.environ, TUTOR_HOME=str(home / "home"),
-               TUTOR_CACHE=os.environ.get("TUTOR_CACHE") or str(home / "cache"))
+    env = dict(
+        os.environ, TUTOR_HOME=str(home / "home"), TUTOR_CACHE=os.environ.get("TUTOR_CACHE") or str(home / "cache")
+    )
     os.environ["TUTOR_CACHE"] = env["TUTOR_CACHE"]
     problems: list[str] = []
 
@@ -136,8 +153,11 @@ def main(argv: list[str] | None = None) -> int:
         ok_stub = skipped or stub["status"] not in ("passed", "skipped", "timeout")
         ok_sol = skipped or sol["status"] == "passed"
         mark = "ok " if ok_stub and ok_sol else "BAD"
-        print(f"{mark} {ex.id:24s} stub: {stub['status']:8s} solution: {sol['status']}"
-              + (f" ({sol.get('reason', '')})" if sol["status"] != "passed" else ""), flush=True)
+        print(
+            f"{mark} {ex.id:24s} stub: {stub['status']:8s} solution: {sol['status']}"
+            + (f" ({sol.get('reason', '')})" if sol["status"] != "passed" else ""),
+            flush=True,
+        )
         for line in figure_lines(sol.get("figures") or {}):
             print(line, flush=True)
         if not ok_stub:

@@ -71,11 +71,21 @@ class Channel:
 class Context:
     """What a checker gets: the learner's module, the reference module, inputs, and ways to judge."""
 
-    def __init__(self, *, learner: ModuleType | None, reference: ModuleType | None, channel: Channel,
-                 seed: int, device: str, tmpdir: Path, learner_path: Path | None = None,
-                 rank: int = 0, world_size: int = 1,
-                 learner_loader: Callable[[], ModuleType] | None = None,
-                 reference_loader: Callable[[], ModuleType] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        learner: ModuleType | None,
+        reference: ModuleType | None,
+        channel: Channel,
+        seed: int,
+        device: str,
+        tmpdir: Path,
+        learner_path: Path | None = None,
+        rank: int = 0,
+        world_size: int = 1,
+        learner_loader: Callable[[], ModuleType] | None = None,
+        reference_loader: Callable[[], ModuleType] | None = None,
+    ) -> None:
         self._learner = learner
         self._learner_loader = learner_loader
         self._reference = reference
@@ -127,9 +137,15 @@ class Context:
 
     # -- inputs --------------------------------------------------------------------------------
 
-    def randn(self, *shape: int, dtype: torch.dtype = torch.float32, requires_grad: bool = False,
-              device: torch.device | str | None = None, scale: float = 1.0,
-              noncontiguous: bool = False) -> torch.Tensor:
+    def randn(
+        self,
+        *shape: int,
+        dtype: torch.dtype = torch.float32,
+        requires_grad: bool = False,
+        device: torch.device | str | None = None,
+        scale: float = 1.0,
+        noncontiguous: bool = False,
+    ) -> torch.Tensor:
         """Fresh random normal values from this run's seed."""
         if noncontiguous:
             # Allocate transposed and transpose back: same shape, non-unit last stride.
@@ -141,12 +157,14 @@ class Context:
         t = t.to(device or self.device)
         return t.requires_grad_(requires_grad)
 
-    def rand(self, *shape: int, dtype: torch.dtype = torch.float32,
-             device: torch.device | str | None = None) -> torch.Tensor:
+    def rand(
+        self, *shape: int, dtype: torch.dtype = torch.float32, device: torch.device | str | None = None
+    ) -> torch.Tensor:
         return torch.rand(*shape, generator=self.generator, dtype=dtype).to(device or self.device)
 
-    def randint(self, low: int, high: int, shape: Sequence[int],
-                device: torch.device | str | None = None) -> torch.Tensor:
+    def randint(
+        self, low: int, high: int, shape: Sequence[int], device: torch.device | str | None = None
+    ) -> torch.Tensor:
         return torch.randint(low, high, tuple(shape), generator=self.generator).to(device or self.device)
 
     def choice(self, options: Sequence[Any]) -> Any:
@@ -190,8 +208,9 @@ class Context:
     def _observe(self, kind: str, name: str, actual: Any, expected: Any, options: dict[str, Any]) -> None:
         tampered = self.tampered()
         if tampered:
-            raise CheckFailed(_("your code replaced part of the checker ({what}); the check cannot "
-                                "trust this run", what=tampered))
+            raise CheckFailed(
+                _("your code replaced part of the checker ({what}); the check cannot trust this run", what=tampered)
+            )
         if self._sends_expected:
             self.channel.expect(kind, name, None, _portable(expected), options)
         else:
@@ -211,10 +230,19 @@ class Context:
         """A fact checked here; `reason` is what the learner reads when it is false."""
         self._observe("true", reason, bool(condition), True, {})
 
-    def expect_close(self, name: str, actual: Any, expected: Any, *, atol: float | None = None,
-                     rtol: float | None = None, check_dtype: bool = True,
-                     check_device: bool = True, exact_type: bool = True,
-                     within_run: bool = False) -> None:
+    def expect_close(
+        self,
+        name: str,
+        actual: Any,
+        expected: Any,
+        *,
+        atol: float | None = None,
+        rtol: float | None = None,
+        check_dtype: bool = True,
+        check_device: bool = True,
+        exact_type: bool = True,
+        within_run: bool = False,
+    ) -> None:
         """`actual` must match `expected`: same type, shape, dtype and device, values within
         dtype-appropriate tolerances (those of `torch.testing.assert_close` unless given).
 
@@ -223,11 +251,22 @@ class Context:
         from the learner's run, which makes it a fact measured in the learner's process."""
         # Devices are compared here: the values travel to the judge on the CPU.
         if check_device and isinstance(actual, torch.Tensor) and isinstance(expected, torch.Tensor):
-            self.expect(actual.device.type == expected.device.type,
-                        _("{name}: output is on {device}, expected {expected}", name=name,
-                          device=actual.device.type, expected=expected.device.type))
-        options = {"atol": atol, "rtol": rtol, "check_dtype": check_dtype,
-                   "check_device": check_device, "exact_type": exact_type}
+            self.expect(
+                actual.device.type == expected.device.type,
+                _(
+                    "{name}: output is on {device}, expected {expected}",
+                    name=name,
+                    device=actual.device.type,
+                    expected=expected.device.type,
+                ),
+            )
+        options = {
+            "atol": atol,
+            "rtol": rtol,
+            "check_dtype": check_dtype,
+            "check_device": check_device,
+            "exact_type": exact_type,
+        }
         if within_run:
             self._observe_here("close", name, actual, expected, options)
         else:
@@ -244,9 +283,14 @@ class Context:
     def expect_finite(self, name: str, value: torch.Tensor) -> None:
         self._observe("finite", name, value, None, {})
 
-    def expect_grads_close(self, actual: dict[str, torch.Tensor | None],
-                           expected: dict[str, torch.Tensor | None], *,
-                           atol: float | None = None, rtol: float | None = None) -> None:
+    def expect_grads_close(
+        self,
+        actual: dict[str, torch.Tensor | None],
+        expected: dict[str, torch.Tensor | None],
+        *,
+        atol: float | None = None,
+        rtol: float | None = None,
+    ) -> None:
         """Every named gradient matches (`gradient of weight differs` names the first that doesn't).
 
         The same observations are made whatever the learner's code did, so the reference run
@@ -254,26 +298,47 @@ class Context:
         for key in expected:
             a, e = actual.get(key), expected[key]
             if e is None:
-                self.expect(a is None, _("`{key}` should get no gradient, but yours has one: it is "
-                                         "frozen or unused in the reference", key=key))
+                self.expect(
+                    a is None,
+                    _(
+                        "`{key}` should get no gradient, but yours has one: it is frozen or unused in the reference",
+                        key=key,
+                    ),
+                )
                 continue
             self.expect(key in actual, _("gradient of `{key}` is missing from your result", key=key))
-            self.expect(a is not None, _("`{key}` got no gradient (its .grad is None): usually the "
-                                         "tensor was detached, replaced by a new tensor, or not used "
-                                         "in the forward pass", key=key))
+            self.expect(
+                a is not None,
+                _(
+                    "`{key}` got no gradient (its .grad is None): usually the "
+                    "tensor was detached, replaced by a new tensor, or not used "
+                    "in the forward pass",
+                    key=key,
+                ),
+            )
             self.expect_close(_("gradient of `{key}`", key=key), a, e, atol=atol, rtol=rtol)
 
-    def expect_raises(self, name: str, fn: Callable[[], Any],
-                      exceptions: type[BaseException] | tuple[type[BaseException], ...] = Exception,
-                      match: str | None = None) -> BaseException:
+    def expect_raises(
+        self,
+        name: str,
+        fn: Callable[[], Any],
+        exceptions: type[BaseException] | tuple[type[BaseException], ...] = Exception,
+        match: str | None = None,
+    ) -> BaseException:
         """`fn()` must raise; `name` says what should have been rejected."""
         try:
             fn()
         except exceptions as exc:
             if match is not None and match.lower() not in str(exc).lower():
-                self.expect(False, _("{name}: the error message should mention {match!r}, it says: {said}",
-                                     name=name, match=match,
-                                     said=str(exc).splitlines()[0] if str(exc) else type(exc).__name__))
+                self.expect(
+                    False,
+                    _(
+                        "{name}: the error message should mention {match!r}, it says: {said}",
+                        name=name,
+                        match=match,
+                        said=str(exc).splitlines()[0] if str(exc) else type(exc).__name__,
+                    ),
+                )
             self.expect(True, name)
             return exc
         self.expect(False, _("{name}: expected an error, but nothing was raised", name=name))
@@ -291,11 +356,16 @@ class Context:
             self.expect(not changed, _("your function changed its input #{number} in place", number=i + 1))
         return out
 
-    def gradcheck(self, name: str, fn: Callable[..., Any], inputs: Sequence[torch.Tensor],
-                  second_order: bool = False, **kw: Any) -> None:
+    def gradcheck(
+        self, name: str, fn: Callable[..., Any], inputs: Sequence[torch.Tensor], second_order: bool = False, **kw: Any
+    ) -> None:
         """gradcheck (and gradgradcheck if `second_order`) in float64; a failure says which."""
-        inputs = tuple(x.detach().double().requires_grad_(x.requires_grad) if isinstance(x, torch.Tensor)
-                       and x.is_floating_point() else x for x in inputs)
+        inputs = tuple(
+            x.detach().double().requires_grad_(x.requires_grad)
+            if isinstance(x, torch.Tensor) and x.is_floating_point()
+            else x
+            for x in inputs
+        )
         self.phase(f"gradcheck: {name}")
         try:
             ok = _gradcheck(fn, inputs, raise_exception=True, **kw)
@@ -308,16 +378,26 @@ class Context:
             try:
                 ok = _gradgradcheck(fn, inputs, raise_exception=True, **kw)
             except Exception as exc:
-                self.expect(False, _("gradgradcheck (second derivatives) of {name} failed: {why}", name=name,
-                                     why=_first_line(exc)))
+                self.expect(
+                    False,
+                    _("gradgradcheck (second derivatives) of {name} failed: {why}", name=name, why=_first_line(exc)),
+                )
                 return
             self.expect(ok, _("gradgradcheck (second derivatives) of {name} failed", name=name))
 
     # -- speed and memory ----------------------------------------------------------------------
 
-    def time(self, learner: Callable[[], Any], reference: Callable[[], Any], *, name: str = "time",
-             compares: str = "yours vs the reference solution",
-             budget_s: float = 0.3, min_rounds: int = 7, warmup: int = 2) -> Timing:
+    def time(
+        self,
+        learner: Callable[[], Any],
+        reference: Callable[[], Any],
+        *,
+        name: str = "time",
+        compares: str = "yours vs the reference solution",
+        budget_s: float = 0.3,
+        min_rounds: int = 7,
+        warmup: int = 2,
+    ) -> Timing:
         """Time learner and reference side by side: warm-up, then interleaved rounds (ABBA),
         each a block of calls long enough to measure; medians, IQR and the speedup.
         `compares` says in words what the two sides are (shown beside the figure)."""
@@ -329,8 +409,9 @@ class Context:
             return Timing(math.nan, math.nan, 0.0, 0.0, 0, 0, self.device.type)
         self.channel.quiet()
         self.phase(_("timing {name}", name=name))
-        result = timing.interleaved(learner, reference, device=self.device, budget_s=budget_s,
-                                    min_rounds=min_rounds, warmup=warmup)
+        result = timing.interleaved(
+            learner, reference, device=self.device, budget_s=budget_s, min_rounds=min_rounds, warmup=warmup
+        )
         self.figure(name, {**result.as_dict(), "compares": compares})
         return result
 
@@ -340,8 +421,14 @@ class Context:
 
         return memory.peak_bytes(fn, self.device)
 
-    def memory(self, learner: Callable[[], Any], reference: Callable[[], Any], *,
-               name: str = "memory", compares: str = "yours vs the reference solution") -> Memory:
+    def memory(
+        self,
+        learner: Callable[[], Any],
+        reference: Callable[[], Any],
+        *,
+        name: str = "memory",
+        compares: str = "yours vs the reference solution",
+    ) -> Memory:
         """Peak tensor memory of learner and reference, each in its own measured call."""
         from tutor.runner import memory
 
@@ -389,8 +476,11 @@ def _portable(value: Any) -> Any:
     if isinstance(value, torch.Tensor):
         return value.detach().cpu() if value.device.type != "meta" else value.detach()
     if isinstance(value, (list, tuple)):
-        return type(value)(_portable(v) for v in value) if not hasattr(value, "_fields") \
+        return (
+            type(value)(_portable(v) for v in value)
+            if not hasattr(value, "_fields")
             else type(value)(*(_portable(v) for v in value))
+        )
     if isinstance(value, dict):
         return {k: _portable(v) for k, v in value.items()}
     return value

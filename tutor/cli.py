@@ -39,11 +39,20 @@ class _Parser(argparse.ArgumentParser):
 
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="tutor", description=_("Learn advanced PyTorch by doing, in your terminal."))
-    p.add_argument("--workspace", metavar="DIR",
-                   help=_("where your code and progress live (default: $TUTOR_HOME or the per-user data dir)"))
-    p.add_argument("--lang", choices=sorted(i18n.LANGUAGES), default=None,
-                   help=_("language of the course and of tutor itself (default: $TUTOR_LANG, the language "
-                          "chosen in the app, then your locale)"))
+    p.add_argument(
+        "--workspace",
+        metavar="DIR",
+        help=_("where your code and progress live (default: $TUTOR_HOME or the per-user data dir)"),
+    )
+    p.add_argument(
+        "--lang",
+        choices=sorted(i18n.LANGUAGES),
+        default=None,
+        help=_(
+            "language of the course and of tutor itself (default: $TUTOR_LANG, the language "
+            "chosen in the app, then your locale)"
+        ),
+    )
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     s = sub.add_parser("start", help=_("open the tutor at a chapter (or where you left off)"))
@@ -55,8 +64,10 @@ def build_parser() -> argparse.ArgumentParser:
     h = sub.add_parser("hint", help=_("show the next hint for an exercise (default: the current one)"))
     h.add_argument("exercise", nargs="?", help=_("EXERCISE id, or nothing for the current exercise"))
 
-    r = sub.add_parser("reset", help=_("restore an exercise's starting code (your version is backed up; "
-                                       "default: the current exercise)"))
+    r = sub.add_parser(
+        "reset",
+        help=_("restore an exercise's starting code (your version is backed up; default: the current exercise)"),
+    )
     r.add_argument("exercise", nargs="?", help=_("EXERCISE id, or nothing for the current exercise"))
 
     c = sub.add_parser("check", help=_("check exercises headless"))
@@ -66,8 +77,9 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--stubs", action="store_true", help=_("check the untouched stubs instead"))
     c.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     c.add_argument("--json", action="store_true", help=_("machine-readable results"))
-    c.add_argument("--seed", type=int, metavar="S",
-                   help=_("the input seed of a run to reproduce (every verdict shows its seed)"))
+    c.add_argument(
+        "--seed", type=int, metavar="S", help=_("the input seed of a run to reproduce (every verdict shows its seed)")
+    )
 
     w = sub.add_parser("watch", help=_("check an exercise on every save while you edit it in your own editor"))
     w.add_argument("target", nargs="*", help=_("EXERCISE, `chapter N`, or nothing for the current exercise"))
@@ -87,8 +99,13 @@ def build_parser() -> argparse.ArgumentParser:
     dc.add_argument("--no-run", action="store_true", help="skip running stubs and solutions")
     dc.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     dc.add_argument("--json", action="store_true")
-    dc.add_argument("--seeds", type=int, default=1, metavar="N",
-                    help="also run every solution with N-1 more input seeds (it must pass them all)")
+    dc.add_argument(
+        "--seeds",
+        type=int,
+        default=1,
+        metavar="N",
+        help="also run every solution with N-1 more input seeds (it must pass them all)",
+    )
     return p
 
 
@@ -101,7 +118,13 @@ def _remembered_language(home: Path) -> str | None:
     if not (home / "progress.sqlite3").exists():
         return None
     try:
-        return Progress(home).get_state("lang")
+        progress = Progress(home)
+    except ProgressError:
+        return None
+    if progress.notice:  # damage found on this first open: say so now, it is not seen again
+        err_console.print(f"tutor: {progress.notice}", markup=False)
+    try:
+        return progress.get_state("lang")
     except ProgressError:
         return None
 
@@ -123,15 +146,17 @@ def parse_chapter(words: Sequence[str], course: Course) -> int | None:
     if not words:
         return None
     if len(words) > 1:
-        raise UsageError(_("expected one chapter number, got {got}", got=repr(' '.join(words))))
+        raise UsageError(_("expected one chapter number, got {got}", got=repr(" ".join(words))))
     try:
         number = int(words[0])
     except ValueError:
-        raise UsageError(_("{got} is not a chapter number; choose {choices}", got=repr(words[0]),
-                            choices=_chapter_range(course))) from None
+        raise UsageError(
+            _("{got} is not a chapter number; choose {choices}", got=repr(words[0]), choices=_chapter_range(course))
+        ) from None
     if number not in {c.number for c in course.chapters}:
-        raise UsageError(_("there is no chapter {number}; choose {choices}", number=number,
-                            choices=_chapter_range(course)))
+        raise UsageError(
+            _("there is no chapter {number}; choose {choices}", number=number, choices=_chapter_range(course))
+        )
     return number
 
 
@@ -145,8 +170,9 @@ def find_exercise(course: Course, ident: str) -> Exercise:
         return course.exercise(ident)
     except KeyError:
         choices = ", ".join(course.exercise_ids())
-        raise UsageError(_("unknown exercise {name}; choose one of: {choices}", name=repr(ident),
-                            choices=choices)) from None
+        raise UsageError(
+            _("unknown exercise {name}; choose one of: {choices}", name=repr(ident), choices=choices)
+        ) from None
 
 
 def _ago(ts: float | None) -> str:
@@ -200,9 +226,17 @@ def cmd_hint(args: argparse.Namespace, home: Path) -> int:
         console.print(f"{exercise.id} · {exercise.title}", markup=False, style="bold")
     before = progress.exercise(exercise.id).hints_used
     if before >= len(exercise.hints):
-        console.print(Text(exercise.title, style="bold"),
-                      Text(_(": all {n} hints are shown below; the reference solution is the next "
-                             "step (in the app, Tab once more).", n=len(exercise.hints))), sep="")
+        console.print(
+            Text(exercise.title, style="bold"),
+            Text(
+                _(
+                    ": all {n} hints are shown below; the reference solution is the next "
+                    "step (in the app, Tab once more).",
+                    n=len(exercise.hints),
+                )
+            ),
+            sep="",
+        )
     shown = progress.use_hint(exercise.id, len(exercise.hints))
     for i in range(shown):
         style = "bold" if i == shown - 1 else "dim"
@@ -216,11 +250,12 @@ def cmd_reset(args: argparse.Namespace, home: Path) -> int:
     exercise = _exercise_arg(course, args.exercise, _progress(home))
     backup = Workspace(home).reset(exercise)
     if backup:
-        console.print(_("Restored the starting code of {id}. Your version is saved as {path}",
-                        id=exercise.id, path=backup), markup=False)
+        console.print(
+            _("Restored the starting code of {id}. Your version is saved as {path}", id=exercise.id, path=backup),
+            markup=False,
+        )
     else:
-        console.print(_("{id} already had its starting code; nothing to back up.", id=exercise.id),
-                      markup=False)
+        console.print(_("{id} already had its starting code; nothing to back up.", id=exercise.id), markup=False)
     return EXIT_OK
 
 
@@ -248,13 +283,16 @@ def cmd_start(args: argparse.Namespace, home: Path) -> int:
     progress.set_position(chapter, step_id)
     progress.close()
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        err_console.print("tutor: " + _("`tutor start` needs an interactive terminal; for headless use "
-                                        "run `tutor check`"), markup=False)
+        err_console.print(
+            "tutor: " + _("`tutor start` needs an interactive terminal; for headless use run `tutor check`"),
+            markup=False,
+        )
         return EXIT_FAIL
     from tutor.ui.app import run_app
 
-    return run_app(course, home, chapter, step_id, device=args.device,
-                   course_loader=lambda lang: _start_course(home, lang))
+    return run_app(
+        course, home, chapter, step_id, device=args.device, course_loader=lambda lang: _start_course(home, lang)
+    )
 
 
 def cmd_stats(args: argparse.Namespace, home: Path) -> int:
@@ -276,24 +314,35 @@ def cmd_check(args: argparse.Namespace, home: Path) -> int:
         if args.target:
             raise UsageError(_("--all takes no exercise or chapter"))
         exercises = course.exercises
-    elif args.target and args.target[0].lower() in ("chapter", "ch") or \
-            len(args.target) == 1 and args.target[0].isdigit():
+    elif (
+        args.target
+        and args.target[0].lower() in ("chapter", "ch")
+        or len(args.target) == 1
+        and args.target[0].isdigit()
+    ):
         number = parse_chapter(args.target, course)
         assert number is not None
         exercises = course.chapter(number).exercises
     elif len(args.target) == 1:
         exercises = [find_exercise(course, args.target[0])]
     elif args.target:
-        raise UsageError(_("expected one exercise or `chapter N`, got {got}", got=repr(' '.join(args.target))))
+        raise UsageError(_("expected one exercise or `chapter N`, got {got}", got=repr(" ".join(args.target))))
     else:
         exercises = [headless.current_exercise(course, progress)]
     role = "solution" if args.solutions else "stub" if args.stubs else "learner"
     workspace = Workspace(home)
     if role == "learner":
         workspace.ensure(course)
-    results = headless.run_checks(exercises, role=role, workspace=workspace, progress=progress,
-                                device=args.device, home=home, console=None if args.json else console,
-                                seed=args.seed)
+    results = headless.run_checks(
+        exercises,
+        role=role,
+        workspace=workspace,
+        progress=progress,
+        device=args.device,
+        home=home,
+        console=None if args.json else console,
+        seed=args.seed,
+    )
     if args.json:
         headless.print_json(results)
     else:
@@ -314,8 +363,15 @@ def cmd_dev(args: argparse.Namespace, home: Path) -> int:
 
     if args.seeds < 1:
         raise UsageError(_("--seeds must be at least 1"))
-    return dev_check(console, home, chapters=args.chapter, run=not args.no_run, device=args.device,
-                     as_json=args.json, seeds=args.seeds)
+    return dev_check(
+        console,
+        home,
+        chapters=args.chapter,
+        run=not args.no_run,
+        device=args.device,
+        as_json=args.json,
+        seeds=args.seeds,
+    )
 
 
 def cmd_watch(args: argparse.Namespace, home: Path) -> int:
@@ -336,9 +392,19 @@ def cmd_path(args: argparse.Namespace, home: Path) -> int:
     return path(args, home)
 
 
-COMMANDS = {"list": cmd_list, "hint": cmd_hint, "reset": cmd_reset, "start": cmd_start,
-            "check": cmd_check, "stats": cmd_stats, "doctor": cmd_doctor, "dev": cmd_dev,
-            "watch": cmd_watch, "open": cmd_open, "path": cmd_path}
+COMMANDS = {
+    "list": cmd_list,
+    "hint": cmd_hint,
+    "reset": cmd_reset,
+    "start": cmd_start,
+    "check": cmd_check,
+    "stats": cmd_stats,
+    "doctor": cmd_doctor,
+    "dev": cmd_dev,
+    "watch": cmd_watch,
+    "open": cmd_open,
+    "path": cmd_path,
+}
 
 
 def _early_language(argv: Sequence[str] | None) -> None:

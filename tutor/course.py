@@ -129,10 +129,10 @@ class Step:
     index: int
     kind: str
     id: str
-    title: str              # in the course's language where translated, else English
+    title: str  # in the course's language where translated, else English
     texts: dict[str, Path]  # language -> Markdown file (every guide/<lang>/ that has the file)
-    language: str = DEFAULT_LANGUAGE        # the language the course was loaded in
-    fallbacks: tuple[str, ...] = ()         # fields shown in English: "guide", "title", "hints"
+    language: str = DEFAULT_LANGUAGE  # the language the course was loaded in
+    fallbacks: tuple[str, ...] = ()  # fields shown in English: "guide", "title", "hints"
 
     @property
     def key(self) -> str:
@@ -230,9 +230,9 @@ class Chapter:
 class Untranslated:
     """A chapter or step some of whose fields fall back to English in `language`."""
 
-    where: str                # `02-custom-autograd` (the chapter) or `02-custom-autograd/sigmoid`
+    where: str  # `02-custom-autograd` (the chapter) or `02-custom-autograd/sigmoid`
     language: str
-    fields: tuple[str, ...]   # guide, title, summary, hints
+    fields: tuple[str, ...]  # guide, title, summary, hints
 
     def __str__(self) -> str:
         return f"{self.where}: no {self.language} {', '.join(self.fields)}"
@@ -340,13 +340,18 @@ class _Fields:
 
 def _kind_name(kind: type | tuple[type, ...]) -> str:
     kinds = kind if isinstance(kind, tuple) else (kind,)
-    names = {str: "a string", int: "an integer", float: "a number", bool: "true or false",
-             list: "a list", dict: "a table"}
+    names = {
+        str: "a string",
+        int: "an integer",
+        float: "a number",
+        bool: "true or false",
+        list: "a list",
+        dict: "a table",
+    }
     return " or ".join(names.get(k, k.__name__) for k in kinds)
 
 
-def load_chapter(directory: Path, solutions: Path | None = None,
-                 lang: str = DEFAULT_LANGUAGE) -> Chapter:
+def load_chapter(directory: Path, solutions: Path | None = None, lang: str = DEFAULT_LANGUAGE) -> Chapter:
     """Load and validate one chapter folder in `lang` (English wherever a field has no
     translation); raise LessonError on the first problem."""
     _check_language(lang)
@@ -385,13 +390,27 @@ def load_chapter(directory: Path, solutions: Path | None = None,
     for i, raw in enumerate(raw_steps):
         f = _Fields(manifest, raw, f"steps[{i}]")
         steps.append(_load_step(f, i, directory, solutions, tuple(languages), seen, optional))
-    chapter = Chapter(number=number, slug=directory.name, title=title, summary=summary,
-                      directory=directory, languages=tuple(languages), steps=tuple(steps))
+    chapter = Chapter(
+        number=number,
+        slug=directory.name,
+        title=title,
+        summary=summary,
+        directory=directory,
+        languages=tuple(languages),
+        steps=tuple(steps),
+    )
     return chapter if lang == DEFAULT_LANGUAGE else _translate(chapter, lang)
 
 
-def _load_step(f: _Fields, index: int, directory: Path, solutions: Path,
-               languages: tuple[str, ...], seen: set[str], optional: list[str]) -> Step:
+def _load_step(
+    f: _Fields,
+    index: int,
+    directory: Path,
+    solutions: Path,
+    languages: tuple[str, ...],
+    seen: set[str],
+    optional: list[str],
+) -> Step:
     kind = f.text("kind")
     if kind not in STEP_KINDS:
         raise f.error("kind", f"must be one of {', '.join(STEP_KINDS)}, not {kind!r}")
@@ -413,17 +432,21 @@ def _load_step(f: _Fields, index: int, directory: Path, solutions: Path,
     for lang in optional:
         if (directory / "guide" / lang / text_name).is_file():
             texts[lang] = directory / "guide" / lang / text_name
-    common: dict[str, Any] = {"chapter_slug": directory.name, "index": index, "kind": kind,
-                              "id": step_id, "title": title, "texts": texts}
+    common: dict[str, Any] = {
+        "chapter_slug": directory.name,
+        "index": index,
+        "kind": kind,
+        "id": step_id,
+        "title": title,
+        "texts": texts,
+    }
     if kind == "read":
         return ReadStep(**common)
     if kind == "passage":
         block = f.get("block", int, 0)
-        blocks = [b for b in code_blocks(texts[DEFAULT_LANGUAGE].read_text(encoding="utf-8"))
-                  if b.language == "python"]
+        blocks = [b for b in code_blocks(texts[DEFAULT_LANGUAGE].read_text(encoding="utf-8")) if b.language == "python"]
         if not 0 <= block < len(blocks):
-            raise f.error("block", f"the text has {len(blocks)} python code block(s); "
-                                   f"block {block} does not exist")
+            raise f.error("block", f"the text has {len(blocks)} python code block(s); block {block} does not exist")
         runnable = blocks[block].runnable
         run = f.get("run", bool, runnable)
         if run != runnable:
@@ -450,8 +473,10 @@ def _load_step(f: _Fields, index: int, directory: Path, solutions: Path,
     processes = nf.get("processes", int, 1)
     if processes < 1 or gpus < 0:
         raise nf.error("processes", "must be at least 1")
-    mistakes = tuple(_load_mistake(_Fields(f.file, table, f"{f.name('mistakes')}[{j}]"))
-                     for j, table in enumerate(f.get("mistakes", list, [])))
+    mistakes = tuple(
+        _load_mistake(_Fields(f.file, table, f"{f.name('mistakes')}[{j}]"))
+        for j, table in enumerate(f.get("mistakes", list, []))
+    )
     return Exercise(
         **common,
         stub=f.file_in("stub", directory),
@@ -479,15 +504,13 @@ def _load_mistake(f: _Fields) -> Mistake:
     edits = f.get("mutant", list, [])
     pairs = []
     for j, edit in enumerate(edits):
-        if not (isinstance(edit, list) and len(edit) == 2 and all(isinstance(e, str) for e in edit)
-                and edit[0]):
+        if not (isinstance(edit, list) and len(edit) == 2 and all(isinstance(e, str) for e in edit) and edit[0]):
             raise LessonError(f.file, f"{f.name('mutant')}[{j}]", 'must be ["old text", "new text"]')
         pairs.append((edit[0], edit[1]))
     return Mistake(when=when, hint=hint, mutant=tuple(pairs))
 
 
-def load_course(lessons: Path | None = None, solutions: Path | None = None,
-                lang: str = DEFAULT_LANGUAGE) -> Course:
+def load_course(lessons: Path | None = None, solutions: Path | None = None, lang: str = DEFAULT_LANGUAGE) -> Course:
     """Load every chapter in `lang`; raise LessonError on the first problem found."""
     _check_language(lang)
     lessons = lessons or paths.lessons_dir()
@@ -502,8 +525,11 @@ def load_course(lessons: Path | None = None, solutions: Path | None = None,
         numbers.add(c.number)
         for e in c.exercises:
             if e.id in seen:
-                raise LessonError(c.directory / MANIFEST, f"steps[{e.index}].id",
-                                  f"exercise id {e.id!r} is already used in {seen[e.id]}")
+                raise LessonError(
+                    c.directory / MANIFEST,
+                    f"steps[{e.index}].id",
+                    f"exercise id {e.id!r} is already used in {seen[e.id]}",
+                )
             seen[e.id] = c.slug
     return Course(chapters=tuple(chapters), language=lang)
 
@@ -514,8 +540,9 @@ def load_course(lessons: Path | None = None, solutions: Path | None = None,
 _CACHE_FORMAT = 1
 
 
-def load_course_cached(cache: Path, lessons: Path | None = None, solutions: Path | None = None,
-                       lang: str = DEFAULT_LANGUAGE) -> Course:
+def load_course_cached(
+    cache: Path, lessons: Path | None = None, solutions: Path | None = None, lang: str = DEFAULT_LANGUAGE
+) -> Course:
     """`load_course`, reusing the course stored in `cache` by the previous call while none of
     the files and folders it read or checked has changed (size, modification time, inode; a
     folder's time changes when an entry is added or removed). Otherwise, or when the cache
@@ -539,8 +566,7 @@ def load_course_cached(cache: Path, lessons: Path | None = None, solutions: Path
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
         tmp = cache.with_name(f"{cache.name}.{os.getpid()}.tmp")
-        tmp.write_bytes(pickle.dumps((key, watched, _stamps(watched), course),
-                                     protocol=pickle.HIGHEST_PROTOCOL))
+        tmp.write_bytes(pickle.dumps((key, watched, _stamps(watched), course), protocol=pickle.HIGHEST_PROTOCOL))
         os.replace(tmp, cache)
     except OSError:  # a read-only home: the next start loads for real again
         pass
@@ -552,8 +578,14 @@ def _watched_paths(course: Course, lessons: Path, solutions: Path, lang: str) ->
     out = [__file__, str(lessons)]
     for c in course.chapters:
         d = c.directory
-        out += [str(d), str(d / MANIFEST), str(solutions / d.name), str(d / I18N_DIR),
-                str(translation_file(d, lang)), str(d / "guide")]
+        out += [
+            str(d),
+            str(d / MANIFEST),
+            str(solutions / d.name),
+            str(d / I18N_DIR),
+            str(translation_file(d, lang)),
+            str(d / "guide"),
+        ]
         out += [str(g) for g in sorted((d / "guide").glob("*")) if g.is_dir()]
         for s in c.steps:
             out += [str(p) for p in s.texts.values()]
@@ -679,8 +711,9 @@ def _translate(chapter: Chapter, lang: str) -> Chapter:
         if isinstance(step, Exercise) and "hints" not in changes:
             fallbacks.append("hints")
         steps.append(replace(step, fallbacks=tuple(fallbacks), **changes))
-    return replace(chapter, title=title, summary=summary, steps=tuple(steps), language=lang,
-                   fallbacks=tuple(chapter_fallbacks))
+    return replace(
+        chapter, title=title, summary=summary, steps=tuple(steps), language=lang, fallbacks=tuple(chapter_fallbacks)
+    )
 
 
 def _translated_hints(f: _Fields, step: Step) -> tuple[str, ...]:
@@ -692,6 +725,8 @@ def _translated_hints(f: _Fields, step: Step) -> tuple[str, ...]:
             raise LessonError(f.file, f"{f.name('hints')}[{j}]", "must be a non-empty string")
     # Hint n is revealed after n-1 others: a different count would pair hints up wrongly.
     if len(hints) != len(step.hints):
-        raise f.error("hints", f"has {len(hints)} hints, the English manifest has {len(step.hints)}; "
-                               "translate each English hint once")
+        raise f.error(
+            "hints",
+            f"has {len(hints)} hints, the English manifest has {len(step.hints)}; translate each English hint once",
+        )
     return tuple(h.strip() for h in hints)

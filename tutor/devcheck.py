@@ -66,8 +66,8 @@ _WORD = re.compile(r"\w+|[^\w\s]")
 @dataclass(frozen=True)
 class CodeLine:
     number: int
-    tokens: tuple[str, ...]    # the line's code as tokens: whitespace and comments ignored
-    key: bool                  # marked `# key` (or `// key` inside a C++ source string)
+    tokens: tuple[str, ...]  # the line's code as tokens: whitespace and comments ignored
+    key: bool  # marked `# key` (or `// key` inside a C++ source string)
     text: str
 
 
@@ -75,8 +75,8 @@ def code_lines(source: str) -> list[CodeLine]:
     """Every physical line of a Python file, as tokens without whitespace or comments. Lines
     inside a multi-line string (C++ sources for load_inline) lose their `//` comments instead."""
     raw = source.splitlines()
-    comment_at: dict[int, tuple[int, str]] = {}   # line -> (column, text) of its Python comment
-    in_string: set[int] = set()                   # lines inside a multi-line string (not its first)
+    comment_at: dict[int, tuple[int, str]] = {}  # line -> (column, text) of its Python comment
+    in_string: set[int] = set()  # lines inside a multi-line string (not its first)
     try:
         for tok in tokenize.generate_tokens(io.StringIO(source).readline):
             if tok.type == tokenize.COMMENT:
@@ -110,9 +110,11 @@ def key_line_problems(stub: Path, solution: Path, course: Course) -> list[str]:
     for line in code_lines(stub.read_text(encoding="utf-8")):
         if line.tokens in keys:
             shown = " ".join(line.tokens) if len(line.text) > 100 else line.text
-            problems.append(f"{_rel(stub, course)}:{line.number}: the stub contains the solution's key line "
-                            f"{keys[line.tokens].number} ({shown[:100]}); state the task in the TODO and "
-                            "move the code into a hint")
+            problems.append(
+                f"{_rel(stub, course)}:{line.number}: the stub contains the solution's key line "
+                f"{keys[line.tokens].number} ({shown[:100]}); state the task in the TODO and "
+                "move the code into a hint"
+            )
     return problems
 
 
@@ -152,16 +154,21 @@ def translation_problems(course: Course) -> list[str]:
             blocks = [b for b in code_blocks(path.read_text(encoding="utf-8")) if b.language == "python"]
             where = f"{_rel(path, course)}: "
             if len(blocks) != len(en_blocks):
-                problems.append(f"{where}has {len(blocks)} python code block(s), guide/{DEFAULT_LANGUAGE}/"
-                                f"{english.name} has {len(en_blocks)}; code must be the same in every language")
+                problems.append(
+                    f"{where}has {len(blocks)} python code block(s), guide/{DEFAULT_LANGUAGE}/"
+                    f"{english.name} has {len(en_blocks)}; code must be the same in every language"
+                )
                 continue
             for i, (mine, theirs) in enumerate(zip(blocks, en_blocks)):
                 if mine.info != theirs.info:
-                    problems.append(f"{where}python block {i}: fenced as ```{mine.info}, the English one as "
-                                    f"```{theirs.info}")
+                    problems.append(
+                        f"{where}python block {i}: fenced as ```{mine.info}, the English one as ```{theirs.info}"
+                    )
                 elif mine.code != theirs.code:
-                    problems.append(f"{where}python block {i}: differs from guide/{DEFAULT_LANGUAGE}/{english.name} "
-                                    f"{_first_difference(mine.code, theirs.code)}; copy the English block unchanged")
+                    problems.append(
+                        f"{where}python block {i}: differs from guide/{DEFAULT_LANGUAGE}/{english.name} "
+                        f"{_first_difference(mine.code, theirs.code)}; copy the English block unchanged"
+                    )
     return problems
 
 
@@ -174,8 +181,11 @@ def _first_difference(mine: str, theirs: str) -> str:
 
 
 _ANY_FENCE = re.compile(r"^[ \t]*```.*?^[ \t]*```", re.MULTILINE | re.DOTALL)  # indented ones too
-_SHAPE = {"heading(s)": re.compile(r"^#{1,6} "), "list item(s)": re.compile(r"^\s*(?:[-*+]|\d+[.)]) "),
-          "table row(s)": re.compile(r"^\s*\|")}
+_SHAPE = {
+    "heading(s)": re.compile(r"^#{1,6} "),
+    "list item(s)": re.compile(r"^\s*(?:[-*+]|\d+[.)]) "),
+    "table row(s)": re.compile(r"^\s*\|"),
+}
 
 
 def _shape(markdown: str) -> dict[str, int]:
@@ -217,9 +227,11 @@ def emphasis_problems(course: Course) -> list[str]:
     for step in course.steps():
         for path in sorted(step.texts.values()):
             for text in _literal_asterisks(parser.parse(path.read_text(encoding="utf-8"))):
-                problems.append(f"{_rel(path, course)}: emphasis shown as literal asterisks in "
-                                f"{text.strip()[:60]!r}: Markdown does not close ** next to full-width "
-                                "punctuation; put a gloss after the closing marker (**术语**（term）)")
+                problems.append(
+                    f"{_rel(path, course)}: emphasis shown as literal asterisks in "
+                    f"{text.strip()[:60]!r}: Markdown does not close ** next to full-width "
+                    "punctuation; put a gloss after the closing marker (**术语**（term）)"
+                )
     return list(dict.fromkeys(problems))  # one guide can be the text of two steps
 
 
@@ -247,8 +259,7 @@ def _rel(path: Path, course: Course) -> str:
     return str(path)
 
 
-def mistake_problems(exercises: list[Exercise], runner: Runner, scratch: Path,
-                     run: bool = True) -> list[str]:
+def mistake_problems(exercises: list[Exercise], runner: Runner, scratch: Path, run: bool = True) -> list[str]:
     """Every targeted hint is reachable: its mutant (the mistake written into the solution)
     fails the check with a reason that contains the mistake's words."""
     problems: list[str] = []
@@ -275,13 +286,22 @@ def mistake_problems(exercises: list[Exercise], runner: Runner, scratch: Path,
             if v.status == "skipped":
                 continue
             if v.status != "failed" or not m.matches(v.reason):
-                problems.append(f"{where}: its mutant gives {v.status}: {v.reason[:160]!r}, which does not "
-                                f"contain {m.when!r}: the targeted hint would never be offered")
+                problems.append(
+                    f"{where}: its mutant gives {v.status}: {v.reason[:160]!r}, which does not "
+                    f"contain {m.when!r}: the targeted hint would never be offered"
+                )
     return problems
 
 
-def dev_check(console: Console, home: Path, chapters: list[int] | None = None, run: bool = True,
-              device: str = "auto", as_json: bool = False, seeds: int = 1) -> int:
+def dev_check(
+    console: Console,
+    home: Path,
+    chapters: list[int] | None = None,
+    run: bool = True,
+    device: str = "auto",
+    as_json: bool = False,
+    seeds: int = 1,
+) -> int:
     try:
         course = load_course()
     except LessonError as exc:
@@ -292,29 +312,61 @@ def dev_check(console: Console, home: Path, chapters: list[int] | None = None, r
         console.print(f"[red]✗[/] no chapter {sorted(set(chapters) - {c.number for c in wanted})}")
         return 2
     i18n_problems, untranslated = untranslated_report()
-    report = Report(problems=[p for p in static_problems(course) + translation_problems(course) + i18n_problems
-                              + emphasis_problems(course)
-                              if not chapters or any(c.slug in p for c in wanted)],
-                    warnings=[w for w in untranslated + stale_translations(course)
-                              if not chapters or any(c.slug in w for c in wanted)])
+    report = Report(
+        problems=[
+            p
+            for p in static_problems(course) + translation_problems(course) + i18n_problems + emphasis_problems(course)
+            if not chapters or any(c.slug in p for c in wanted)
+        ],
+        warnings=[
+            w for w in untranslated + stale_translations(course) if not chapters or any(c.slug in w for c in wanted)
+        ],
+    )
     exercises = [e for c in wanted for e in c.exercises]
     if run and exercises:
         workspace = Workspace(home)
         runner = Runner(cache_dir=paths.cache_dir(home), device=device)
         try:
             show = None if as_json else console
-            stubs = run_checks(exercises, role="stub", workspace=workspace, progress=None,
-                               device=device, home=home, console=show, runner=runner)
-            sols = run_checks(exercises, role="solution", workspace=workspace, progress=None,
-                              device=device, home=home, console=show, runner=runner)
+            stubs = run_checks(
+                exercises,
+                role="stub",
+                workspace=workspace,
+                progress=None,
+                device=device,
+                home=home,
+                console=show,
+                runner=runner,
+            )
+            sols = run_checks(
+                exercises,
+                role="solution",
+                workspace=workspace,
+                progress=None,
+                device=device,
+                home=home,
+                console=show,
+                runner=runner,
+            )
             # More seeds: a correct solution must pass for every draw of the inputs, not one.
             for extra in range(1, seeds):
-                again = run_checks(exercises, role="solution", workspace=workspace, progress=None,
-                                   device=device, home=home, console=show, runner=runner, seed=extra)
+                again = run_checks(
+                    exercises,
+                    role="solution",
+                    workspace=workspace,
+                    progress=None,
+                    device=device,
+                    home=home,
+                    console=show,
+                    runner=runner,
+                    seed=extra,
+                )
                 for r in again:
                     if r.verdict.status not in ("passed", "skipped"):
-                        report.problems.append(f"{r.exercise.key}: the solution fails with seed {extra}: "
-                                               f"{r.verdict.status}: {r.verdict.reason}")
+                        report.problems.append(
+                            f"{r.exercise.key}: the solution fails with seed {extra}: "
+                            f"{r.verdict.status}: {r.verdict.reason}"
+                        )
             with tempfile.TemporaryDirectory(prefix="tutor-mistakes-") as scratch:
                 report.problems += mistake_problems(exercises, runner, Path(scratch))
         finally:
@@ -330,36 +382,52 @@ def dev_check(console: Console, home: Path, chapters: list[int] | None = None, r
                 if sv.status == "passed":
                     report.problems.append(f"{e.key}: the stub PASSES its check (it must fail)")
                 if rv.status != "passed":
-                    report.problems.append(f"{e.key}: the solution does not pass: {rv.status}: {rv.reason}"
-                                           + ("".join(f"\n    {d}" for d in rv.details[:8])))
+                    report.problems.append(
+                        f"{e.key}: the solution does not pass: {rv.status}: {rv.reason}"
+                        + ("".join(f"\n    {d}" for d in rv.details[:8]))
+                    )
                     if rv.output.strip():
                         report.problems.append("    output: " + rv.output.strip()[-1500:].replace("\n", "\n    "))
                 note = f"stub: {sv.reason[:90]}" if sv.status != "passed" else ""
             report.rows.append((e.key, sv.status, rv.status, note + f"  [{rv.duration_s:.1f} s]"))
     if as_json:
-        print(json.dumps({"problems": report.problems, "translation_warnings": report.warnings, "skipped": report.skipped,
-                          "exercises": [dict(zip(("exercise", "stub", "solution", "note"), r))
-                                        for r in report.rows]}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "problems": report.problems,
+                    "translation_warnings": report.warnings,
+                    "skipped": report.skipped,
+                    "exercises": [dict(zip(("exercise", "stub", "solution", "note"), r)) for r in report.rows],
+                },
+                indent=2,
+            )
+        )
     else:
         if report.rows:
             table = Table(title="tutor dev check", title_justify="left")
             for col in ("exercise", "stub (must fail)", "solution (must pass)", "note"):
                 table.add_column(col, overflow="fold")
             for key, stub_status, sol_status, note in report.rows:
-                stub_style = ("green" if stub_status not in ("passed", "skipped")
-                              else STATUS_STYLE.get(stub_status, ""))
-                table.add_row(key, f"[{stub_style}]{stub_status}[/]",
-                              f"[{STATUS_STYLE.get(sol_status, '')}]{sol_status}[/]", note)
+                stub_style = "green" if stub_status not in ("passed", "skipped") else STATUS_STYLE.get(stub_status, "")
+                table.add_row(
+                    key, f"[{stub_style}]{stub_status}[/]", f"[{STATUS_STYLE.get(sol_status, '')}]{sol_status}[/]", note
+                )
             console.print(table)
         if report.warnings:
-            console.print(f"! {len(report.warnings)} translation warning(s): steps not fully translated "
-                          "(shown in English) or translated from an older English text:",
-                          style="yellow", highlight=False, markup=False)
+            console.print(
+                f"! {len(report.warnings)} translation warning(s): steps not fully translated "
+                "(shown in English) or translated from an older English text:",
+                style="yellow",
+                highlight=False,
+                markup=False,
+            )
             for w in report.warnings:
                 console.print("  " + w, style="yellow", highlight=False, markup=False)
         for p in report.problems:
             console.print("✗ " + p, style="red", highlight=False, markup=False)
         n = len(wanted)
-        console.print(f"{n} chapter(s), {len(exercises)} exercise(s), {report.skipped} skipped on this machine, "
-                      f"{len(report.warnings)} translation warning(s), {len(report.problems)} problem(s)")
+        console.print(
+            f"{n} chapter(s), {len(exercises)} exercise(s), {report.skipped} skipped on this machine, "
+            f"{len(report.warnings)} translation warning(s), {len(report.problems)} problem(s)"
+        )
     return 1 if report.problems else 0

@@ -79,17 +79,24 @@ def fix_for(what: str) -> str:
     mac = sys.platform == "darwin"
     py = f"{sys.version_info.major}.{sys.version_info.minor}"
     fixes = {
-        "torch": f"pip install torch --index-url {CPU_INDEX}  " + _(
-            "(the small CPU-only build; for a GPU, the CUDA command from pytorch.org's Get started page)"),
-        "cxx": ("sudo apt install build-essential  (Fedora: sudo dnf install gcc-c++)" if linux
-                else "xcode-select --install" if mac
-                else _("install the Visual Studio Build Tools (C++ workload)")),
-        "headers": (f"sudo apt install python{py}-dev  (Fedora: sudo dnf install python3-devel)"
-                    if linux else "xcode-select --install" if mac
-                    else _("reinstall Python with its development files")),
+        "torch": f"pip install torch --index-url {CPU_INDEX}  "
+        + _("(the small CPU-only build; for a GPU, the CUDA command from pytorch.org's Get started page)"),
+        "cxx": (
+            "sudo apt install build-essential  (Fedora: sudo dnf install gcc-c++)"
+            if linux
+            else "xcode-select --install"
+            if mac
+            else _("install the Visual Studio Build Tools (C++ workload)")
+        ),
+        "headers": (
+            f"sudo apt install python{py}-dev  (Fedora: sudo dnf install python3-devel)"
+            if linux
+            else "xcode-select --install"
+            if mac
+            else _("reinstall Python with its development files")
+        ),
         "ninja": "pip install ninja",
-        "nvcc": _("install the CUDA toolkit matching your torch build (only the CUDA kernel exercise "
-                  "needs it)"),
+        "nvcc": _("install the CUDA toolkit matching your torch build (only the CUDA kernel exercise needs it)"),
         "pytorch_lightning": "pip install pytorch-lightning",
         "bitsandbytes": "pip install bitsandbytes  " + _("(its 8-bit kernels need a CUDA GPU)"),
     }
@@ -114,26 +121,47 @@ def doctor(console: Console, home: Path) -> int:
         return line
 
     table.add_row("Python", ok(sys.version_info >= (3, 10), f"{platform.python_version()} ({sys.executable})"))
-    table.add_row("torch", ok("torch" in info, info.get("torch") or info.get("torch_error", _("not importable")),
-                              fix_for("torch")))
+    table.add_row(
+        "torch",
+        ok("torch" in info, info.get("torch") or info.get("torch_error", _("not importable")), fix_for("torch")),
+    )
     gpus = int(info.get("gpus", 0))
-    table.add_row("CUDA", ok(bool(info.get("cuda")), _("{n} GPU(s)", n=gpus) + f" {', '.join(info.get('gpu_names', []))}"
-                             if info.get("cuda") else _("not available (torch built for CUDA {version})",
-                                                        version=info.get("cuda_build"))
-                             if info.get("cuda_build") else _("not available (CPU build of torch)")))
+    table.add_row(
+        "CUDA",
+        ok(
+            bool(info.get("cuda")),
+            _("{n} GPU(s)", n=gpus) + f" {', '.join(info.get('gpu_names', []))}"
+            if info.get("cuda")
+            else _("not available (torch built for CUDA {version})", version=info.get("cuda_build"))
+            if info.get("cuda_build")
+            else _("not available (CPU build of torch)"),
+        ),
+    )
     headers = python_headers()
-    table.add_row(_("C++ compiler"), ok(bool(cxx), cxx or _("not found (chapter 3 needs g++ or clang++)"),
-                                     fix_for("cxx")))
-    table.add_row(_("Python headers"), ok(headers is not None, str(headers) if headers else
-                                       _("Python.h not found (chapter 3's extensions compile against it)"),
-                                       fix_for("headers")))
-    table.add_row("ninja", ok(bool(ninja), ninja or _("not found (load_inline builds with it)"),
-                              fix_for("ninja")))
-    table.add_row("nvcc", ok(bool(nvcc), nvcc or _("not found (only the CUDA kernel exercise needs it)"),
-                             fix_for("nvcc") if info.get("cuda") else ""))
+    table.add_row(
+        _("C++ compiler"), ok(bool(cxx), cxx or _("not found (chapter 3 needs g++ or clang++)"), fix_for("cxx"))
+    )
+    table.add_row(
+        _("Python headers"),
+        ok(
+            headers is not None,
+            str(headers) if headers else _("Python.h not found (chapter 3's extensions compile against it)"),
+            fix_for("headers"),
+        ),
+    )
+    table.add_row("ninja", ok(bool(ninja), ninja or _("not found (load_inline builds with it)"), fix_for("ninja")))
+    table.add_row(
+        "nvcc",
+        ok(
+            bool(nvcc),
+            nvcc or _("not found (only the CUDA kernel exercise needs it)"),
+            fix_for("nvcc") if info.get("cuda") else "",
+        ),
+    )
     for mod, label in (("pytorch_lightning", "Lightning"), ("bitsandbytes", "bitsandbytes")):
-        table.add_row(label, ok(mod in info, info.get(mod) or info.get(mod + "_error", _("not importable")),
-                                fix_for(mod)))
+        table.add_row(
+            label, ok(mod in info, info.get(mod) or info.get(mod + "_error", _("not importable")), fix_for(mod))
+        )
     table.add_row(_("threads"), str(info.get("threads", "?")))
     table.add_row(_("your files"), str(home))
     console.print(table)
@@ -148,8 +176,7 @@ def doctor(console: Console, home: Path) -> int:
         n = 0
         for e in c.exercises:
             device, why = e.needs.device_here(gpus)
-            can = "torch" in info and device is not None and (
-                c.number != 3 or bool(cxx and ninja and headers))
+            can = "torch" in info and device is not None and (c.number != 3 or bool(cxx and ninja and headers))
             n += bool(can)
             if not can:
                 why = needs_text(e.needs) if why else _("needs a C++ compiler, Python headers and ninja")

@@ -24,11 +24,24 @@ from tutor.units import fmt_bytes, fmt_seconds
 from tutor.workspace import Workspace
 
 ROLE_WORDS = {"learner": N_("yours"), "solution": N_("solution"), "stub": N_("stub")}
-STATUS_WORDS = {"passed": N_("passed"), "failed": N_("failed"), "error": N_("error"),
-                "timeout": N_("timed out"), "crashed": N_("crashed"), "skipped": N_("skipped"),
-                "cancelled": N_("cancelled")}
-STATUS_STYLE = {"passed": "green", "failed": "red", "error": "red", "timeout": "yellow",
-                "crashed": "red", "skipped": "dim", "cancelled": "dim"}
+STATUS_WORDS = {
+    "passed": N_("passed"),
+    "failed": N_("failed"),
+    "error": N_("error"),
+    "timeout": N_("timed out"),
+    "crashed": N_("crashed"),
+    "skipped": N_("skipped"),
+    "cancelled": N_("cancelled"),
+}
+STATUS_STYLE = {
+    "passed": "green",
+    "failed": "red",
+    "error": "red",
+    "timeout": "yellow",
+    "crashed": "red",
+    "skipped": "dim",
+    "cancelled": "dim",
+}
 
 
 @dataclass
@@ -70,17 +83,33 @@ def code_for(exercise: Exercise, role: str, workspace: Workspace) -> Path:
     return workspace.path(exercise)
 
 
-def run_checks(exercises: Iterable[Exercise], *, role: str, workspace: Workspace,
-               progress: Progress | None, device: str, home: Path,
-               console: Console | None, runner: Runner | None = None,
-               seed: int | None = None) -> list[CheckResult]:
+def run_checks(
+    exercises: Iterable[Exercise],
+    *,
+    role: str,
+    workspace: Workspace,
+    progress: Progress | None,
+    device: str,
+    home: Path,
+    console: Console | None,
+    runner: Runner | None = None,
+    seed: int | None = None,
+) -> list[CheckResult]:
     exercises = list(exercises)
     own_runner = runner is None
     runner = runner or Runner(cache_dir=paths.cache_dir(home), device=device)
     results: list[CheckResult] = []
     try:
-        bar = Bar(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), TextColumn("{task.fields[phase]}"),
-                  TimeElapsedColumn(), console=console, transient=True, disable=console is None)
+        bar = Bar(
+            SpinnerColumn(),
+            TextColumn("{task.description}"),
+            BarColumn(),
+            TextColumn("{task.fields[phase]}"),
+            TimeElapsedColumn(),
+            console=console,
+            transient=True,
+            disable=console is None,
+        )
         with bar:
             task = bar.add_task(_("starting the runner"), total=len(exercises), phase="")
             for exercise in exercises:
@@ -90,13 +119,11 @@ def run_checks(exercises: Iterable[Exercise], *, role: str, workspace: Workspace
                     if event.kind == "phase":
                         bar.update(_task, phase=f"{event.text} · {event.elapsed_s:.0f} s")
 
-                verdict = runner.check(exercise, code_for(exercise, role, workspace), on_event=on_event,
-                                       seed=seed)
+                verdict = runner.check(exercise, code_for(exercise, role, workspace), on_event=on_event, seed=seed)
                 results.append(CheckResult(exercise, role, verdict))
                 if progress is not None and verdict.status != "skipped":
                     try:
-                        progress.record_run(exercise.id, verdict.status, verdict.reason,
-                                            verdict.figures, role=role)
+                        progress.record_run(exercise.id, verdict.status, verdict.reason, verdict.figures, role=role)
                     except ProgressError as exc:
                         if console:
                             console.print(Text(_("warning:"), style="yellow"), Text(str(exc)))
@@ -113,13 +140,13 @@ def summary_figures(figures: dict[str, Any]) -> tuple[str, str, str]:
     m = figures.get("memory")
     time_col = speed_col = mem_col = "—"
     if isinstance(t, dict) and "learner_s" in t and "reference_s" in t:
-        time_col = _("{yours} vs {ref}", yours=fmt_seconds(t['learner_s']), ref=fmt_seconds(t['reference_s']))
+        time_col = _("{yours} vs {ref}", yours=fmt_seconds(t["learner_s"]), ref=fmt_seconds(t["reference_s"]))
         if t.get("noisy"):
             speed_col = _("too noisy to call")
         elif isinstance(t.get("speedup"), (int, float)):
             speed_col = f"{t['speedup']:.2f}x"
     if isinstance(m, dict):
-        mem_col = _("{yours} vs {ref}", yours=fmt_bytes(m['learner_bytes']), ref=fmt_bytes(m['reference_bytes']))
+        mem_col = _("{yours} vs {ref}", yours=fmt_bytes(m["learner_bytes"]), ref=fmt_bytes(m["reference_bytes"]))
     return time_col, speed_col, mem_col
 
 
@@ -141,19 +168,25 @@ def print_table(results: list[CheckResult], console: Console) -> None:
         if v.details and v.status != "passed":
             reason += "\n" + "\n".join(v.details[:6])
         if v.status in ("failed", "error", "crashed", "timeout") and v.seed is not None and r.role == "learner":
-            reason += "\n" + _("(seed {seed}: `tutor check {id} --seed {seed}` repeats this run)", seed=v.seed,
-                                   id=r.exercise.id)
+            reason += "\n" + _(
+                "(seed {seed}: `tutor check {id} --seed {seed}` repeats this run)", seed=v.seed, id=r.exercise.id
+            )
         # Learner text (reasons quote their code and exception messages) is never markup.
-        table.add_row(label, Text(_(STATUS_WORDS.get(v.status, v.status)), style=STATUS_STYLE.get(v.status, "")),
-                      Text(textsafe.clean(reason)), time_col, speed_col, mem_col)
+        table.add_row(
+            label,
+            Text(_(STATUS_WORDS.get(v.status, v.status)), style=STATUS_STYLE.get(v.status, "")),
+            Text(textsafe.clean(reason)),
+            time_col,
+            speed_col,
+            mem_col,
+        )
     console.print(table)
     for r in results:
         print_output(r, console, heading=len(results) > 1)
     counts: dict[str, int] = {}
     for r in results:
         counts[r.verdict.status] = counts.get(r.verdict.status, 0) + 1
-    console.print(_(", ").join(f"{n} {_(STATUS_WORDS.get(s, s))}" for s, n in counts.items())
-                  or _("nothing to check"))
+    console.print(_(", ").join(f"{n} {_(STATUS_WORDS.get(s, s))}" for s, n in counts.items()) or _("nothing to check"))
 
 
 OUTPUT_LINES = 40
@@ -174,8 +207,7 @@ def print_output(r: CheckResult, console: Console, heading: bool = True) -> None
 
 
 def result_dict(r: CheckResult) -> dict[str, Any]:
-    return {"exercise": r.exercise.id, "chapter": r.exercise.chapter_slug, "role": r.role,
-            **r.verdict.to_dict()}
+    return {"exercise": r.exercise.id, "chapter": r.exercise.chapter_slug, "role": r.role, **r.verdict.to_dict()}
 
 
 def print_json(results: list[CheckResult]) -> None:

@@ -38,8 +38,7 @@ def normalize(value: str | None) -> str | None:
     return base if base in LANGUAGES else None
 
 
-def resolve(flag: str | None = None, env: Mapping[str, str] | None = None,
-            remembered: str | None = None) -> str:
+def resolve(flag: str | None = None, env: Mapping[str, str] | None = None, remembered: str | None = None) -> str:
     """The language to use, from the sources in order of precedence (see the module doc)."""
     env = os.environ if env is None else env
     for candidate in (flag, env.get("TUTOR_LANG"), remembered):
@@ -75,8 +74,11 @@ def _read_po(path: Path) -> dict[str, str]:
 
     with path.open("rb") as f:
         catalog = read_po(f)
-    return {m.id: m.string for m in catalog
-            if isinstance(m.id, str) and m.id and isinstance(m.string, str) and m.string and not m.fuzzy}
+    return {
+        m.id: m.string
+        for m in catalog
+        if isinstance(m.id, str) and m.id and isinstance(m.string, str) and m.string and not m.fuzzy
+    }
 
 
 def gettext(message: str) -> str:

@@ -183,8 +183,10 @@ class Progress:
         db = self._open()
         saved = _salvage(aside, db)
         kept = ", ".join(f"{n} {what}" for what, n in saved.items() if n) or "nothing could be read back"
-        self._set_notice(f"The progress database was damaged; it was moved to {aside.name} and a fresh "
-                         f"one started ({kept}). Your code in the workspace is untouched.")
+        self._set_notice(
+            f"The progress database was damaged; it was moved to {aside.name} and a fresh "
+            f"one started ({kept}). Your code in the workspace is untouched."
+        )
         return db
 
     def _set_notice(self, text: str) -> None:
@@ -230,9 +232,10 @@ class Progress:
                         db.execute(statement)
                 if version == 1 and seal is not None:
                     # Passes recorded before seals existed were the app's and the CLI's own.
-                    for row in db.execute("SELECT exercise, passed_at FROM exercise WHERE status = 'passed'").fetchall():
-                        db.execute("UPDATE exercise SET seal = ? WHERE exercise = ?",
-                                   (seal(row[0], row[1]), row[0]))
+                    for row in db.execute(
+                        "SELECT exercise, passed_at FROM exercise WHERE status = 'passed'"
+                    ).fetchall():
+                        db.execute("UPDATE exercise SET seal = ? WHERE exercise = ?", (seal(row[0], row[1]), row[0]))
                 db.execute(f"PRAGMA user_version = {version + 1}")
 
     @property
@@ -246,6 +249,7 @@ class Progress:
         def write() -> None:
             with _transaction(self._db):
                 self._db.execute(sql, args)
+
         self._guard(write, "save progress to")
 
     # -- exercises -----------------------------------------------------------------------------
@@ -266,38 +270,47 @@ class Progress:
         return {r["exercise"]: self._row(r) for r in self._query("SELECT * FROM exercise")}
 
     def mark_started(self, exercise: str) -> None:
-        self._write("""INSERT INTO exercise (exercise, status, updated_at) VALUES (?, 'started', ?)
+        self._write(
+            """INSERT INTO exercise (exercise, status, updated_at) VALUES (?, 'started', ?)
                        ON CONFLICT(exercise) DO UPDATE SET updated_at = excluded.updated_at,
                        status = CASE WHEN status = 'new' THEN 'started' ELSE status END""",
-                    (exercise, time.time()))
+            (exercise, time.time()),
+        )
 
     def mark_passed(self, exercise: str) -> None:
         """Record a pass: call it only with a passing verdict from the runner in hand."""
         now = time.time()
         previous = self.exercise(exercise)
         passed_at = previous.passed_at if previous.status == "passed" and previous.passed_at else now
-        self._write("""INSERT INTO exercise (exercise, status, updated_at, passed_at, seal)
+        self._write(
+            """INSERT INTO exercise (exercise, status, updated_at, passed_at, seal)
                        VALUES (?, 'passed', ?, ?, ?)
                        ON CONFLICT(exercise) DO UPDATE SET status = 'passed',
                        updated_at = excluded.updated_at, passed_at = excluded.passed_at,
                        seal = excluded.seal""",
-                    (exercise, now, passed_at, self._seal(exercise, passed_at)))
+            (exercise, now, passed_at, self._seal(exercise, passed_at)),
+        )
 
     def use_hint(self, exercise: str, available: int) -> int:
         """Reveal one more hint (up to `available`); return how many are now revealed."""
-        self._write("""INSERT INTO exercise (exercise, status, hints_used, updated_at)
+        self._write(
+            """INSERT INTO exercise (exercise, status, hints_used, updated_at)
                        VALUES (?, 'started', MIN(1, ?), ?)
                        ON CONFLICT(exercise) DO UPDATE SET
                        hints_used = MIN(hints_used + 1, ?), updated_at = excluded.updated_at""",
-                    (exercise, available, time.time(), available))
+            (exercise, available, time.time(), available),
+        )
         return self.exercise(exercise).hints_used
 
     # -- runs ----------------------------------------------------------------------------------
 
-    def record_run(self, exercise: str, status: str, reason: str = "",
-                   figures: dict[str, Any] | None = None, role: str = "learner") -> None:
-        self._write("INSERT INTO run (exercise, at, role, status, reason, figures) VALUES (?, ?, ?, ?, ?, ?)",
-                    (exercise, time.time(), role, status, reason, json.dumps(figures or {})))
+    def record_run(
+        self, exercise: str, status: str, reason: str = "", figures: dict[str, Any] | None = None, role: str = "learner"
+    ) -> None:
+        self._write(
+            "INSERT INTO run (exercise, at, role, status, reason, figures) VALUES (?, ?, ?, ?, ?, ?)",
+            (exercise, time.time(), role, status, reason, json.dumps(figures or {})),
+        )
         if role == "learner":
             if status == "passed":
                 self.mark_passed(exercise)
@@ -308,28 +321,34 @@ class Progress:
         if exercise is None:
             rows = self._query("SELECT * FROM run ORDER BY at DESC, id DESC LIMIT ?", (limit,))
         else:
-            rows = self._query("SELECT * FROM run WHERE exercise = ? ORDER BY at DESC, id DESC LIMIT ?",
-                               (exercise, limit))
-        return [RunRecord(r["exercise"], r["at"], r["role"], r["status"], r["reason"],
-                          _json(r["figures"])) for r in rows]
+            rows = self._query(
+                "SELECT * FROM run WHERE exercise = ? ORDER BY at DESC, id DESC LIMIT ?", (exercise, limit)
+            )
+        return [
+            RunRecord(r["exercise"], r["at"], r["role"], r["status"], r["reason"], _json(r["figures"])) for r in rows
+        ]
 
     # -- typing --------------------------------------------------------------------------------
 
     def record_typing(self, rec: TypingRecord) -> None:
-        self._write("""INSERT INTO typing (passage, at, wpm, raw_wpm, accuracy, errors, hints, seconds)
+        self._write(
+            """INSERT INTO typing (passage, at, wpm, raw_wpm, accuracy, errors, hints, seconds)
                        VALUES (?, ?, ?, ?, ?, ?, ?, ?)""",
-                    (rec.passage, rec.at, rec.wpm, rec.raw_wpm, rec.accuracy, rec.errors,
-                     rec.hints, rec.seconds))
-        self._write("INSERT OR IGNORE INTO passage (passage, done_at) VALUES (?, ?)",
-                    (rec.passage, rec.at))
+            (rec.passage, rec.at, rec.wpm, rec.raw_wpm, rec.accuracy, rec.errors, rec.hints, rec.seconds),
+        )
+        self._write("INSERT OR IGNORE INTO passage (passage, done_at) VALUES (?, ?)", (rec.passage, rec.at))
 
     def typing_history(self, passage: str | None = None) -> list[TypingRecord]:
         if passage is None:
             rows = self._query("SELECT * FROM typing ORDER BY at, id")
         else:
             rows = self._query("SELECT * FROM typing WHERE passage = ? ORDER BY at, id", (passage,))
-        return [TypingRecord(r["passage"], r["at"], r["wpm"], r["raw_wpm"], r["accuracy"],
-                             r["errors"], r["hints"], r["seconds"]) for r in rows]
+        return [
+            TypingRecord(
+                r["passage"], r["at"], r["wpm"], r["raw_wpm"], r["accuracy"], r["errors"], r["hints"], r["seconds"]
+            )
+            for r in rows
+        ]
 
     def passages_done(self) -> set[str]:
         return {r[0] for r in self._query("SELECT passage FROM passage")}
@@ -341,8 +360,10 @@ class Progress:
         return rows[0][0] if rows else default
 
     def set_state(self, key: str, value: str) -> None:
-        self._write("INSERT INTO state (key, value) VALUES (?, ?) "
-                    "ON CONFLICT(key) DO UPDATE SET value = excluded.value", (key, value))
+        self._write(
+            "INSERT INTO state (key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+            (key, value),
+        )
 
     def last_position(self) -> tuple[int, str | None] | None:
         """The chapter number and step id the learner was last at, if any."""
@@ -379,7 +400,6 @@ class _transaction:
         self.db.execute("ROLLBACK" if exc_type else "COMMIT")
 
 
-
 def _json(text: str) -> dict[str, Any]:
     try:
         value = json.loads(text)
@@ -407,8 +427,7 @@ def _salvage(damaged: Path, fresh: sqlite3.Connection) -> dict[str, int]:
                 names = ", ".join(values)
                 marks = ", ".join("?" * len(values))
                 try:
-                    fresh.execute(f"INSERT OR IGNORE INTO {table} ({names}) VALUES ({marks})",
-                                  tuple(values.values()))
+                    fresh.execute(f"INSERT OR IGNORE INTO {table} ({names}) VALUES ({marks})", tuple(values.values()))
                 except sqlite3.Error:
                     continue
                 if table == "exercise":
@@ -426,6 +445,7 @@ def _salvage(damaged: Path, fresh: sqlite3.Connection) -> dict[str, int]:
 
 def _openable(path: Path) -> sqlite3.Connection | None:
     """A read-only connection to `path`, or to a copy with a rebuilt header when its own is gone."""
+
     def connect(p: Path) -> sqlite3.Connection | None:
         try:
             db = sqlite3.connect(f"file:{p}?mode=ro", uri=True)
@@ -481,8 +501,9 @@ def _rows(db: sqlite3.Connection, table: str) -> list[sqlite3.Row]:
     misses = 0
     while misses < 2000:
         try:
-            row = db.execute(f"SELECT rowid AS _rowid_, * FROM {table} WHERE rowid > ? ORDER BY rowid LIMIT 1",
-                             (last,)).fetchone()
+            row = db.execute(
+                f"SELECT rowid AS _rowid_, * FROM {table} WHERE rowid > ? ORDER BY rowid LIMIT 1", (last,)
+            ).fetchone()
         except sqlite3.Error:
             last += 1
             misses += 1
@@ -492,4 +513,3 @@ def _rows(db: sqlite3.Connection, table: str) -> list[sqlite3.Row]:
         last = row["_rowid_"]
         rows.append(row)
     return rows
-

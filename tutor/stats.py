@@ -44,21 +44,26 @@ def history_lines(history: Sequence[TypingRecord]) -> list[str]:
     if not history:
         return []
     if len(history) < CHART_FROM:
-        return [_("Attempt {i}: {wpm} WPM · accuracy {acc}", i=i, wpm=f"{r.wpm:.0f}",
-                  acc=format_accuracy(r.accuracy)) for i, r in enumerate(history, 1)]
+        return [
+            _("Attempt {i}: {wpm} WPM · accuracy {acc}", i=i, wpm=f"{r.wpm:.0f}", acc=format_accuracy(r.accuracy))
+            for i, r in enumerate(history, 1)
+        ]
     shown = history[-CHART_WIDTH:]
     first, last = shown[0], shown[-1]
-    span = (" " + _("(last {n} of {total})", n=len(shown), total=len(history))
-            if len(shown) < len(history) else "")
+    span = " " + _("(last {n} of {total})", n=len(shown), total=len(history)) if len(shown) < len(history) else ""
     # The two labels padded to the same cells (a Chinese label is two cells a character).
     wpm, acc = "WPM", _("accuracy")
     pad = max(cell_len(wpm), cell_len(acc)) + 2
     return [
         # WPM from 0 and accuracy from 80%, so that 98% against 100% is not drawn as a cliff.
-        (f"{wpm}{' ' * (pad - cell_len(wpm))}{sparkline([r.wpm for r in shown], low=0)}  "
-         f"{first.wpm:.0f} → {last.wpm:.0f}{span}"),
-        (f"{acc}{' ' * (pad - cell_len(acc))}{sparkline([r.accuracy for r in shown], low=0.8, high=1.0)}  "
-         f"{format_accuracy(first.accuracy)} → {format_accuracy(last.accuracy)}"),
+        (
+            f"{wpm}{' ' * (pad - cell_len(wpm))}{sparkline([r.wpm for r in shown], low=0)}  "
+            f"{first.wpm:.0f} → {last.wpm:.0f}{span}"
+        ),
+        (
+            f"{acc}{' ' * (pad - cell_len(acc))}{sparkline([r.accuracy for r in shown], low=0.8, high=1.0)}  "
+            f"{format_accuracy(first.accuracy)} → {format_accuracy(last.accuracy)}"
+        ),
     ]
 
 
@@ -87,14 +92,20 @@ def summarize(progress: Progress, course: Course) -> list[ChapterStats]:
         keys = [p.key for p in chapter.passages]
         records = sorted((r for k in keys for r in by_passage.get(k, [])), key=lambda r: r.at)
         recent = records[-RECENT:]
-        rows.append(ChapterStats(
-            number=chapter.number, slug=chapter.slug, title=chapter.title,
-            done=sum(k in done for k in keys), total=len(keys), attempts=len(records),
-            best_wpm=max((r.wpm for r in records), default=None),
-            best_accuracy=max((r.accuracy for r in records), default=None),
-            recent_wpm=fmean(r.wpm for r in recent) if recent else None,
-            recent_accuracy=fmean(r.accuracy for r in recent) if recent else None,
-        ))
+        rows.append(
+            ChapterStats(
+                number=chapter.number,
+                slug=chapter.slug,
+                title=chapter.title,
+                done=sum(k in done for k in keys),
+                total=len(keys),
+                attempts=len(records),
+                best_wpm=max((r.wpm for r in records), default=None),
+                best_accuracy=max((r.accuracy for r in records), default=None),
+                recent_wpm=fmean(r.wpm for r in recent) if recent else None,
+                recent_accuracy=fmean(r.accuracy for r in recent) if recent else None,
+            )
+        )
     return rows
 
 
@@ -117,6 +128,13 @@ def render_stats(rows: list[ChapterStats]) -> Table:
     table.add_column(_("Recent acc."), justify="right")
     for r in rows:
         passages = f"{r.done}/{r.total}" if r.total else "—"
-        table.add_row(str(r.number), r.title, passages, _wpm(r.best_wpm), _wpm(r.recent_wpm),
-                      _pct(r.best_accuracy), _pct(r.recent_accuracy))
+        table.add_row(
+            str(r.number),
+            r.title,
+            passages,
+            _wpm(r.best_wpm),
+            _wpm(r.recent_wpm),
+            _pct(r.best_accuracy),
+            _pct(r.recent_accuracy),
+        )
     return table

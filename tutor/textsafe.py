@@ -12,10 +12,10 @@ import re
 # CSI (ESC [ ... final), OSC (ESC ] ... BEL or ST), other two-byte ESC sequences, and the C1
 # single-byte forms of CSI/OSC.
 _ESCAPES = re.compile(
-    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"          # CSI
-    r"|(?:\x1b\]|\x9d).*?(?:\x07|\x1b\\|\x9c)"   # OSC, terminated by BEL or ST
+    r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"  # CSI
+    r"|(?:\x1b\]|\x9d).*?(?:\x07|\x1b\\|\x9c)"  # OSC, terminated by BEL or ST
     r"|(?:\x1b[PX^_]|[\x90\x98\x9e\x9f]).*?(?:\x1b\\|\x9c)"  # DCS, SOS, PM, APC strings
-    r"|\x1b[ -/]*[0-~]",                          # any other escape
+    r"|\x1b[ -/]*[0-~]",  # any other escape
     re.DOTALL,
 )
 # C0 controls except tab and newline, DEL, and the C1 range.

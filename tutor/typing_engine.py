@@ -83,27 +83,36 @@ _WORD = re.compile(r" *[^\s]* *")
 # The type-along section of the F1 help: what the engine does and what the figures mean (the
 # definitions above, in the learner's words).
 HELP = [
-    N_("Indentation and blank lines are filled in for you: after Enter at the end of a line you "
-     "go on at the next line's code. Typing the indentation yourself or pressing Enter on a "
-     "blank line is fine too (those keys are ignored), and a run of spaces inside a line, such "
-     "as before an aligned comment, can be typed as one space."),
-    N_("Tab types the next word for you (counted as a hint). Backspace undoes your last key. "
-     "Ctrl+T starts over."),
-    N_("A wrong character is red at its own place only, and a letter left out shows struck "
-     "through (missed) as one error. A space inside a word skips the rest of "
-     "the word and Enter inside a line skips the rest of the line: the skipped characters are "
-     "struck through (missed) and everything after stays lined up. A character typed past the "
-     "end of a word or line shows in red as an extra."),
-    N_("Keystrokes: keys that typed into the passage (ignored keys, Backspace and Tab are not). "
-     "Errors: keystrokes that did not match (a wrong or extra character, a space or Enter that "
-     "skipped something), each counted once even after you fix it; uncorrected: those still in "
-     "your code."),
-    N_("Accuracy = (keystrokes − errors) ÷ keystrokes, rounded down, so it reads 100% only with "
-     "0 errors. Raw WPM = keystrokes ÷ 5 per minute. WPM = correctly typed characters ÷ 5 per "
-     "minute, less one word per uncorrected error. The clock runs from your first key to the "
-     "last."),
-    N_("When you finish: your first attempts as numbers, from the third on a sparkline of WPM and "
-     "accuracy over your attempts. `tutor stats` sums them up per chapter."),
+    N_(
+        "Indentation and blank lines are filled in for you: after Enter at the end of a line you "
+        "go on at the next line's code. Typing the indentation yourself or pressing Enter on a "
+        "blank line is fine too (those keys are ignored), and a run of spaces inside a line, such "
+        "as before an aligned comment, can be typed as one space."
+    ),
+    N_("Tab types the next word for you (counted as a hint). Backspace undoes your last key. Ctrl+T starts over."),
+    N_(
+        "A wrong character is red at its own place only, and a letter left out shows struck "
+        "through (missed) as one error. A space inside a word skips the rest of "
+        "the word and Enter inside a line skips the rest of the line: the skipped characters are "
+        "struck through (missed) and everything after stays lined up. A character typed past the "
+        "end of a word or line shows in red as an extra."
+    ),
+    N_(
+        "Keystrokes: keys that typed into the passage (ignored keys, Backspace and Tab are not). "
+        "Errors: keystrokes that did not match (a wrong or extra character, a space or Enter that "
+        "skipped something), each counted once even after you fix it; uncorrected: those still in "
+        "your code."
+    ),
+    N_(
+        "Accuracy = (keystrokes − errors) ÷ keystrokes, rounded down, so it reads 100% only with "
+        "0 errors. Raw WPM = keystrokes ÷ 5 per minute. WPM = correctly typed characters ÷ 5 per "
+        "minute, less one word per uncorrected error. The clock runs from your first key to the "
+        "last."
+    ),
+    N_(
+        "When you finish: your first attempts as numbers, from the third on a sparkline of WPM and "
+        "accuracy over your attempts. `tutor stats` sums them up per chapter."
+    ),
 ]
 
 
@@ -124,7 +133,7 @@ def normalize(target: str) -> str:
 
 
 def format_accuracy(accuracy: float) -> str:
-    """"100%" only for a perfect score; anything less is rounded down to a tenth ("99.6%"), so
+    """ "100%" only for a perfect score; anything less is rounded down to a tenth ("99.6%"), so
     a single error among a thousand keystrokes never reads as 100%."""
     if accuracy >= 1.0:
         return "100%"
@@ -285,7 +294,7 @@ class TypingSession:
             else:  # inside a word: skip its rest, resynchronise on the next word
                 self._begin(errors=1)
                 self._skip_to(" \n")
-                if self.target[self.caret:self.caret + 1] == " ":
+                if self.target[self.caret : self.caret + 1] == " ":
                     self._push(" ", CORRECT)
                     self._fill_spaces()
         elif expected in " \n":  # an extra character at the end of a word or line
@@ -382,10 +391,18 @@ class TypingSession:
         else:
             raw = net = 0.0
         accuracy = self.correct_keystrokes / self.keystrokes if self.keystrokes else 1.0
-        return TypingStats(wpm=net, raw_wpm=raw, accuracy=accuracy, errors=self.errors,
-                           hints=self.hints, elapsed=elapsed, keystrokes=self.keystrokes,
-                           correct_chars=self._correct_chars,
-                           uncorrected_errors=self._live_errors, missed=self._missed)
+        return TypingStats(
+            wpm=net,
+            raw_wpm=raw,
+            accuracy=accuracy,
+            errors=self.errors,
+            hints=self.hints,
+            elapsed=elapsed,
+            keystrokes=self.keystrokes,
+            correct_chars=self._correct_chars,
+            uncorrected_errors=self._live_errors,
+            missed=self._missed,
+        )
 
     # -- rendering -------------------------------------------------------------------------
 
@@ -408,7 +425,7 @@ class TypingSession:
             piece_end = end if cut is None else cut
             for status, group in itertools.groupby(range(piece_start, piece_end), status_at):
                 positions = list(group)
-                runs.append((self.target[positions[0]:positions[-1] + 1], status))
+                runs.append((self.target[positions[0] : positions[-1] + 1], status))
             if cut is not None:
                 runs.append(("".join(extra[cut]), EXTRA))
                 piece_start = cut
@@ -418,8 +435,7 @@ class TypingSession:
 
     def segments(self, first_row: int, last_row: int) -> list[list[Run]]:
         """`line_segments` for rows first_row <= row < last_row (clipped to the text)."""
-        return [self.line_segments(r)
-                for r in range(max(0, first_row), min(last_row, self.line_count))]
+        return [self.line_segments(r) for r in range(max(0, first_row), min(last_row, self.line_count))]
 
     # -- internals -------------------------------------------------------------------------
 
@@ -441,7 +457,7 @@ class TypingSession:
         learner left one character out ("forwrd"). Re-read the key before one position on, so
         the slip costs one error and one missed character, not the rest of the word."""
         p, t = self.caret, self.target
-        if p < 1 or p + 1 >= len(t) or not self._groups or any(c in " \n" for c in t[p - 1:p + 2]):
+        if p < 1 or p + 1 >= len(t) or not self._groups or any(c in " \n" for c in t[p - 1 : p + 2]):
             return False
         last = self._groups[-1]
         if last.kind != CORRECT or last.caret_before != p - 1 or self._status[p - 1] != INCORRECT:
@@ -464,8 +480,7 @@ class TypingSession:
     def _line_untouched(self) -> bool:
         """Nothing typed on the caret's line: only auto-filled indentation before the caret."""
         start = self._line_starts[self.caret_row]
-        return (self.caret not in self._extra
-                and all(self._status[p] == AUTO for p in range(start, self.caret)))
+        return self.caret not in self._extra and all(self._status[p] == AUTO for p in range(start, self.caret))
 
     def _skip_to(self, stops: str) -> None:
         """Mark target characters missed up to (not including) the next one in `stops`."""
@@ -487,8 +502,11 @@ class TypingSession:
         self._fill_spaces()
 
     def _check_finished(self) -> None:
-        if (self.finished_at is None and self.caret >= len(self.target)
-                and (not self._groups or self._groups[-1].errors == 0)):
+        if (
+            self.finished_at is None
+            and self.caret >= len(self.target)
+            and (not self._groups or self._groups[-1].errors == 0)
+        ):
             self.finished_at = self._clock()
 
     def _push(self, ch: str, status: str) -> None:

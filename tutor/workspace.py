@@ -34,10 +34,12 @@ def editor_config() -> dict[str, dict[str, Any]]:
     # "standard" is Pyright's default (basedpyright's own would flag every untyped `ctx`). Every
     # autograd.Function's forward/backward "overrides incompatibly" in torch's stubs, and a
     # load_inline module's functions are unknown until it is built: noise while learning.
-    pyright: dict[str, Any] = {"pythonVersion": f"{sys.version_info.major}.{sys.version_info.minor}",
-                               "typeCheckingMode": "standard",
-                               "reportIncompatibleMethodOverride": "none",
-                               "reportAttributeAccessIssue": "warning"}
+    pyright: dict[str, Any] = {
+        "pythonVersion": f"{sys.version_info.major}.{sys.version_info.minor}",
+        "typeCheckingMode": "standard",
+        "reportIncompatibleMethodOverride": "none",
+        "reportAttributeAccessIssue": "warning",
+    }
     if sys.prefix != sys.base_prefix:  # a virtualenv: point Pyright at it by name
         prefix = Path(sys.prefix)
         pyright.update(venvPath=str(prefix.parent), venv=prefix.name)

@@ -29,13 +29,15 @@ from tutor.runner.protocol import CANCELLED, ERROR, SKIPPED, TIMEOUT, Event, Run
 OnEvent = Callable[[Event], None]
 
 DEFAULT_MEMORY_LIMIT_MB = 8192
-START_TIMEOUT_S = 120.0   # importing torch on a cold, busy machine
-GRACE_S = 15.0            # past a run's own timeout before the client gives up on the server
+START_TIMEOUT_S = 120.0  # importing torch on a cold, busy machine
+GRACE_S = 15.0  # past a run's own timeout before the client gives up on the server
 
 # The server starts without the caller's directory on sys.path: a learner's scratch
 # `torch.py` or `random.py` next to where they typed `tutor` must not shadow the real ones.
-_BOOT = ("import sys; sys.path[:] = [p for p in sys.path if p not in ('', '.')]; "
-         "sys.path.insert(0, {pkg!r}); from tutor.runner.server import main; main()")
+_BOOT = (
+    "import sys; sys.path[:] = [p for p in sys.path if p not in ('', '.')]; "
+    "sys.path.insert(0, {pkg!r}); from tutor.runner.server import main; main()"
+)
 
 
 class _Sources:
@@ -69,8 +71,11 @@ class _Sources:
         return self.for_paths(Path(exercise.checker), Path(exercise.solution))
 
     def for_paths(self, checker: Path, solution: Path) -> dict[str, Any]:
-        helpers = {p.stem: [str(p), self.text(p)] for p in sorted(checker.parent.glob("*.py"))
-                   if p.resolve() != checker.resolve()}
+        helpers = {
+            p.stem: [str(p), self.text(p)]
+            for p in sorted(checker.parent.glob("*.py"))
+            if p.resolve() != checker.resolve()
+        }
         return {"checker": self.text(checker), "solution": self.text(solution), "helpers": helpers}
 
 
@@ -89,8 +94,13 @@ class MachineInfo:
 
 
 class Runner:
-    def __init__(self, cache_dir: Path | None = None, python: str = sys.executable,
-                 device: str = "auto", grace_s: float = GRACE_S) -> None:
+    def __init__(
+        self,
+        cache_dir: Path | None = None,
+        python: str = sys.executable,
+        device: str = "auto",
+        grace_s: float = GRACE_S,
+    ) -> None:
         if device not in ("auto", "cpu", "cuda"):
             raise ValueError(f"device must be auto, cpu or cuda, not {device!r}")
         self.python = python
@@ -122,9 +132,13 @@ class Runner:
             package_parent = str(Path(__file__).resolve().parents[2])
             try:
                 self._proc = subprocess.Popen(
-                    [self.python, "-c", _BOOT.format(pkg=package_parent)], stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, cwd=os.path.abspath(os.sep),
-                    start_new_session=True)
+                    [self.python, "-c", _BOOT.format(pkg=package_parent)],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                    cwd=os.path.abspath(os.sep),
+                    start_new_session=True,
+                )
             except OSError as exc:
                 raise RunnerError(_("cannot start the runner: {why}", why=exc)) from None
             self._buf = bytearray()
@@ -170,8 +184,9 @@ class Runner:
         try:
             msg = json.loads(line)
         except ValueError:
-            raise RunnerError(_("the runner sent a line it should not have ({line!r}); it was restarted",
-                                line=line[:60])) from None
+            raise RunnerError(
+                _("the runner sent a line it should not have ({line!r}); it was restarted", line=line[:60])
+            ) from None
         if not isinstance(msg, dict):
             raise RunnerError(_("the runner sent an unreadable message; it was restarted"))
         return msg
@@ -225,19 +240,25 @@ class Runner:
         """The device this exercise runs on here, or None with the reason it cannot run."""
         return exercise.needs.device_here(self.info.gpus, self.device)
 
-    def request_for(self, exercise: Exercise, code: Path, seed: int | None = None,
-                    device: str = "cpu") -> RunRequest:
+    def request_for(self, exercise: Exercise, code: Path, seed: int | None = None, device: str = "cpu") -> RunRequest:
         return RunRequest(
-            exercise=exercise.key, code=str(code), solution=str(exercise.solution),
-            checker=str(exercise.checker), timeout=exercise.timeout, device=device,
+            exercise=exercise.key,
+            code=str(code),
+            solution=str(exercise.solution),
+            checker=str(exercise.checker),
+            timeout=exercise.timeout,
+            device=device,
             processes=exercise.needs.processes,
             seed=seed if seed is not None else secrets.randbelow(2**31),
             memory_limit_mb=DEFAULT_MEMORY_LIMIT_MB if device == "cpu" else None,
             cache_dir=str(self.cache_dir) if self.cache_dir else None,
-            sources=_SOURCES.for_exercise(exercise), lang=i18n.language())
+            sources=_SOURCES.for_exercise(exercise),
+            lang=i18n.language(),
+        )
 
-    def check(self, exercise: Exercise, code: Path, on_event: OnEvent | None = None,
-              seed: int | None = None) -> Verdict:
+    def check(
+        self, exercise: Exercise, code: Path, on_event: OnEvent | None = None, seed: int | None = None
+    ) -> Verdict:
         """Check `code` (the learner's file or the solution) for `exercise`."""
         try:
             device, why = self.resolve_device(exercise)
@@ -254,11 +275,18 @@ class Runner:
     def run_script(self, path: Path, on_event: OnEvent | None = None, timeout: float = 120) -> Verdict:
         """Run a plain Python program (a typed-along passage) on the CPU and capture its output;
         the verdict passes when it exits cleanly."""
-        request = RunRequest(exercise=f"script:{path.name}", code=str(path), solution="", checker="",
-                             timeout=timeout, device="cpu", seed=0,
-                             memory_limit_mb=DEFAULT_MEMORY_LIMIT_MB,
-                             cache_dir=str(self.cache_dir) if self.cache_dir else None,
-                             lang=i18n.language())
+        request = RunRequest(
+            exercise=f"script:{path.name}",
+            code=str(path),
+            solution="",
+            checker="",
+            timeout=timeout,
+            device="cpu",
+            seed=0,
+            memory_limit_mb=DEFAULT_MEMORY_LIMIT_MB,
+            cache_dir=str(self.cache_dir) if self.cache_dir else None,
+            lang=i18n.language(),
+        )
         return self.run(request, on_event)
 
     def run(self, request: RunRequest, on_event: OnEvent | None = None) -> Verdict:
@@ -270,8 +298,9 @@ class Runner:
             try:
                 request.sources = _SOURCES.for_paths(Path(request.checker), Path(request.solution))
             except (OSError, UnicodeDecodeError) as exc:
-                return Verdict(status=ERROR, reason=_("cannot read the check's files: {why}", why=exc),
-                               seed=request.seed)
+                return Verdict(
+                    status=ERROR, reason=_("cannot read the check's files: {why}", why=exc), seed=request.seed
+                )
         with self._run_lock:
             try:
                 self.start()
@@ -288,11 +317,19 @@ class Runner:
                         hung = time.monotonic() >= deadline
                         self._stop_server()
                         if hung:
-                            return Verdict(status=TIMEOUT, seed=request.seed, reason=_(
-                                "the runner stopped answering ({timeout:g} s timeout passed); it was restarted",
-                                timeout=request.timeout))
-                        return Verdict(status=ERROR, seed=request.seed,
-                                       reason=_("the runner process died; it will restart on the next run"))
+                            return Verdict(
+                                status=TIMEOUT,
+                                seed=request.seed,
+                                reason=_(
+                                    "the runner stopped answering ({timeout:g} s timeout passed); it was restarted",
+                                    timeout=request.timeout,
+                                ),
+                            )
+                        return Verdict(
+                            status=ERROR,
+                            seed=request.seed,
+                            reason=_("the runner process died; it will restart on the next run"),
+                        )
                     if msg.get("id") != run_id:
                         continue  # a late message of an earlier, cancelled run
                     if msg.get("kind") == "event" and on_event is not None:

@@ -49,8 +49,16 @@ def _finite(name: str, value: Any) -> Failure | None:
         if bool(bad.any()):
             idx = tuple(int(i) for i in bad.nonzero()[0])
             count = int(bad.sum())
-            return (_("{name} has {count} non-finite value(s): {value} at index {index}", name=name, count=count,
-                      value=_fmt_value(value[idx]), index=_fmt_idx(idx)), [])
+            return (
+                _(
+                    "{name} has {count} non-finite value(s): {value} at index {index}",
+                    name=name,
+                    count=count,
+                    value=_fmt_value(value[idx]),
+                    index=_fmt_idx(idx),
+                ),
+                [],
+            )
     return None
 
 
@@ -65,14 +73,35 @@ def _close(name: str, actual: Any, expected: Any, *, exact: bool, options: dict[
         return _tensors(name, actual, expected, exact=exact, options=options)
     if isinstance(expected, (list, tuple)):
         if options.get("exact_type", True) and type(actual) is not type(expected):
-            return (_("{name} is a {kind}, expected a {expected}", name=name, kind=_type_name(actual),
-                      expected=_type_name(expected)), [])
+            return (
+                _(
+                    "{name} is a {kind}, expected a {expected}",
+                    name=name,
+                    kind=_type_name(actual),
+                    expected=_type_name(expected),
+                ),
+                [],
+            )
         if not isinstance(actual, (list, tuple)):
-            return (_("{name} is a {kind}, expected a {expected}", name=name, kind=_type_name(actual),
-                      expected=_type_name(expected)), [])
+            return (
+                _(
+                    "{name} is a {kind}, expected a {expected}",
+                    name=name,
+                    kind=_type_name(actual),
+                    expected=_type_name(expected),
+                ),
+                [],
+            )
         if len(actual) != len(expected):
-            return (_("{name} has {count} items, expected {expected}", name=name, count=len(actual),
-                      expected=len(expected)), [])
+            return (
+                _(
+                    "{name} has {count} items, expected {expected}",
+                    name=name,
+                    count=len(actual),
+                    expected=len(expected),
+                ),
+                [],
+            )
         for i, (a, e) in enumerate(zip(actual, expected)):
             failure = _close(f"{name}[{i}]", a, e, exact=exact, options=options)
             if failure:
@@ -94,21 +123,37 @@ def _close(name: str, actual: Any, expected: Any, *, exact: bool, options: dict[
         return None
     if isinstance(expected, float) and isinstance(actual, (int, float)) and not isinstance(actual, bool):
         if exact:
-            return None if actual == expected else (_("{name} is {actual!r}, expected {expected!r}", name=name, actual=actual,
-                                                           expected=expected), [])
+            return (
+                None
+                if actual == expected
+                else (_("{name} is {actual!r}, expected {expected!r}", name=name, actual=actual, expected=expected), [])
+            )
         rtol = float(options["rtol"]) if options.get("rtol") is not None else 1.3e-6
         atol = float(options["atol"]) if options.get("atol") is not None else 1e-5
         if math.isnan(expected) and math.isnan(actual):
             return None
         if abs(actual - expected) <= atol + rtol * abs(expected):
             return None
-        return (_("{name} is {actual:.6g}, expected {expected:.6g} (difference {diff:.3g}, tolerance {tol:.3g})",
-                  name=name, actual=actual, expected=expected, diff=abs(actual - expected),
-                  tol=atol + rtol * abs(expected)), [])
-    if actual != expected or type(actual) is not type(expected) and not (
-            isinstance(actual, (int, float)) and isinstance(expected, (int, float))):
-        return (_("{name} is {actual}, expected {expected}", name=name, actual=_short(actual),
-                  expected=_short(expected)), [])
+        return (
+            _(
+                "{name} is {actual:.6g}, expected {expected:.6g} (difference {diff:.3g}, tolerance {tol:.3g})",
+                name=name,
+                actual=actual,
+                expected=expected,
+                diff=abs(actual - expected),
+                tol=atol + rtol * abs(expected),
+            ),
+            [],
+        )
+    if (
+        actual != expected
+        or type(actual) is not type(expected)
+        and not (isinstance(actual, (int, float)) and isinstance(expected, (int, float)))
+    ):
+        return (
+            _("{name} is {actual}, expected {expected}", name=name, actual=_short(actual), expected=_short(expected)),
+            [],
+        )
     return None
 
 
@@ -117,15 +162,29 @@ def _short(x: Any, limit: int = 80) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _tensors(name: str, actual: torch.Tensor, expected: torch.Tensor, *, exact: bool,
-             options: dict[str, Any]) -> Failure | None:
+def _tensors(
+    name: str, actual: torch.Tensor, expected: torch.Tensor, *, exact: bool, options: dict[str, Any]
+) -> Failure | None:
     if tuple(actual.shape) != tuple(expected.shape):
-        return (_("{name}: shape {shape} != expected {expected}", name=name, shape=tuple(actual.shape),
-                  expected=tuple(expected.shape)), [])
+        return (
+            _(
+                "{name}: shape {shape} != expected {expected}",
+                name=name,
+                shape=tuple(actual.shape),
+                expected=tuple(expected.shape),
+            ),
+            [],
+        )
     if options.get("check_dtype", True) and actual.dtype != expected.dtype:
-        return (_("{name}: dtype {dtype} != expected {expected}", name=name,
-                  dtype=str(actual.dtype).replace("torch.", ""),
-                  expected=str(expected.dtype).replace("torch.", "")), [])
+        return (
+            _(
+                "{name}: dtype {dtype} != expected {expected}",
+                name=name,
+                dtype=str(actual.dtype).replace("torch.", ""),
+                expected=str(expected.dtype).replace("torch.", ""),
+            ),
+            [],
+        )
     if actual.numel() == 0:
         return None
     a = actual.detach()
@@ -137,19 +196,37 @@ def _tensors(name: str, actual: torch.Tensor, expected: torch.Tensor, *, exact: 
         if not bool(neq.any()):
             return None
         idx = tuple(int(i) for i in neq.nonzero()[0])
-        return (_("{name}: {count} of {total} values differ; first at index {index}: {got} != expected {expected}",
-                  name=name, count=int(neq.sum()), total=a.numel(), index=_fmt_idx(idx),
-                  got=_fmt_value(a[idx]), expected=_fmt_value(e[idx])), _first_mismatches(a, e, neq))
+        return (
+            _(
+                "{name}: {count} of {total} values differ; first at index {index}: {got} != expected {expected}",
+                name=name,
+                count=int(neq.sum()),
+                total=a.numel(),
+                index=_fmt_idx(idx),
+                got=_fmt_value(a[idx]),
+                expected=_fmt_value(e[idx]),
+            ),
+            _first_mismatches(a, e, neq),
+        )
     default_rtol, default_atol = _TOLERANCES.get(e.dtype, (1.3e-6, 1e-5))
     rtol = float(options["rtol"]) if options.get("rtol") is not None else default_rtol
     atol = float(options["atol"]) if options.get("atol") is not None else default_atol
-    a64, e64 = a.to(torch.complex128 if a.is_complex() else torch.float64), \
-        e.to(torch.complex128 if e.is_complex() else torch.float64)
+    a64, e64 = (
+        a.to(torch.complex128 if a.is_complex() else torch.float64),
+        e.to(torch.complex128 if e.is_complex() else torch.float64),
+    )
     a_nan, e_nan = torch.isnan(a64), torch.isnan(e64)
     if bool((a_nan & ~e_nan).any()):
         idx = tuple(int(i) for i in (a_nan & ~e_nan).nonzero()[0])
-        return (_("{name}: NaN at index {index} where {expected} was expected", name=name,
-                  index=_fmt_idx(idx), expected=_fmt_value(e[idx])), [])
+        return (
+            _(
+                "{name}: NaN at index {index} where {expected} was expected",
+                name=name,
+                index=_fmt_idx(idx),
+                expected=_fmt_value(e[idx]),
+            ),
+            [],
+        )
     both_inf_same = torch.isinf(a64) & torch.isinf(e64) & (a64 == e64)
     diff = (a64 - e64).abs()
     diff = torch.where(both_inf_same | (a_nan & e_nan), torch.zeros_like(diff), diff)
@@ -164,18 +241,34 @@ def _tensors(name: str, actual: torch.Tensor, expected: torch.Tensor, *, exact: 
     idx = tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), a.shape))
     worst = float(finite_diff.reshape(-1)[flat])
     count = int(bad.sum())
-    return (_("{name}: max abs error {worst:.3g} at index {index} (tolerance atol={atol:g}, rtol={rtol:g}); "
-              "{count} of {total} values out of tolerance", name=name, worst=worst, index=_fmt_idx(idx),
-              atol=atol, rtol=rtol, count=count, total=a.numel()),
-            _first_mismatches(a, e, bad))
+    return (
+        _(
+            "{name}: max abs error {worst:.3g} at index {index} (tolerance atol={atol:g}, rtol={rtol:g}); "
+            "{count} of {total} values out of tolerance",
+            name=name,
+            worst=worst,
+            index=_fmt_idx(idx),
+            atol=atol,
+            rtol=rtol,
+            count=count,
+            total=a.numel(),
+        ),
+        _first_mismatches(a, e, bad),
+    )
 
 
 def _first_mismatches(a: torch.Tensor, e: torch.Tensor, bad: torch.Tensor, n: int = 5) -> list[str]:
     lines = []
     for row in bad.nonzero()[:n]:
         idx = tuple(int(i) for i in row)
-        lines.append(_("at {index}: got {got}, expected {expected}", index=_fmt_idx(idx),
-                       got=_fmt_value(a[idx]), expected=_fmt_value(e[idx])))
+        lines.append(
+            _(
+                "at {index}: got {got}, expected {expected}",
+                index=_fmt_idx(idx),
+                got=_fmt_value(a[idx]),
+                expected=_fmt_value(e[idx]),
+            )
+        )
     return lines
 
 

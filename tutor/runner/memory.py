@@ -30,8 +30,11 @@ class Memory:
     timeline: dict[str, list[list[float]]] | None = field(default=None)
 
     def as_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"learner_bytes": self.learner_bytes,
-                               "reference_bytes": self.reference_bytes, "device": self.device}
+        out: dict[str, Any] = {
+            "learner_bytes": self.learner_bytes,
+            "reference_bytes": self.reference_bytes,
+            "device": self.device,
+        }
         if self.timeline is not None:
             out["timeline"] = self.timeline
         return out
@@ -59,8 +62,9 @@ def measure(fn: Callable[[], Any], device: torch.device) -> tuple[int, list[list
     events = prof.profiler.kineto_results.events()
     t0 = min((e.start_ns() for e in events), default=0)
     kind = torch.device(device).type
-    changes = sorted((e.start_ns(), e.nbytes()) for e in events
-                     if e.name() == "[memory]" and _device_type(e) in (kind, None))
+    changes = sorted(
+        (e.start_ns(), e.nbytes()) for e in events if e.name() == "[memory]" and _device_type(e) in (kind, None)
+    )
     live = list(itertools.accumulate(n for _, n in changes))
     points = [[0.0, 0]] + [[(t - t0) / 1e9, b] for (t, _), b in zip(changes, live)]
     if cuda:
@@ -96,8 +100,9 @@ def thin(points: list[list[float]], limit: int = TIMELINE_POINTS) -> list[list[f
     return [[round(t, 6), int(b)] for t, b in out[:limit]]
 
 
-def compare(learner: Callable[[], Any], reference: Callable[[], Any], device: torch.device,
-            timeline: bool = True) -> Memory:
+def compare(
+    learner: Callable[[], Any], reference: Callable[[], Any], device: torch.device, timeline: bool = True
+) -> Memory:
     """Peak memory of learner and reference, each in its own measured call, with timelines."""
     mine, mine_line = measure(learner, device)
     ref, ref_line = measure(reference, device)

@@ -8,15 +8,15 @@ from typing import Any
 
 # Verdict statuses. Only "passed" counts as done.
 PASSED = "passed"
-FAILED = "failed"        # the check ran and found a difference
-ERROR = "error"          # the learner's code raised, or exited before the check finished
+FAILED = "failed"  # the check ran and found a difference
+ERROR = "error"  # the learner's code raised, or exited before the check finished
 TIMEOUT = "timeout"
-CRASHED = "crashed"      # killed by a signal (segfault in an extension, abort, out of memory)
-SKIPPED = "skipped"      # this machine lacks what the exercise needs (CUDA, GPUs)
+CRASHED = "crashed"  # killed by a signal (segfault in an extension, abort, out of memory)
+SKIPPED = "skipped"  # this machine lacks what the exercise needs (CUDA, GPUs)
 CANCELLED = "cancelled"
 STATUSES = (PASSED, FAILED, ERROR, TIMEOUT, CRASHED, SKIPPED, CANCELLED)
 
-OUTPUT_CAP = 64 * 1024   # bytes of the program's output kept per run
+OUTPUT_CAP = 64 * 1024  # bytes of the program's output kept per run
 
 
 @dataclass
@@ -24,7 +24,7 @@ class RunRequest:
     """One check: the learner's file against the exercise's solution and checker."""
 
     exercise: str
-    code: str            # path of the code under test (the learner's file, or the solution)
+    code: str  # path of the code under test (the learner's file, or the solution)
     solution: str
     checker: str
     timeout: float = 60.0
@@ -32,12 +32,12 @@ class RunRequest:
     processes: int = 1
     seed: int | None = None
     memory_limit_mb: int | None = None  # address-space cap for CPU-only runs
-    cache_dir: str | None = None        # shared build/compile caches (reused across runs)
+    cache_dir: str | None = None  # shared build/compile caches (reused across runs)
     # The checker, solution and the checker's helper modules as the course shipped them (read
     # by the client before any learner code ran): {"checker": text, "solution": text,
     # "helpers": {module: [path, text]}}. Runs never read these files from disk.
     sources: dict[str, Any] | None = None
-    lang: str = "en"                    # the language of the verdict's reasons
+    lang: str = "en"  # the language of the verdict's reasons
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))
@@ -51,7 +51,7 @@ class RunRequest:
 class Event:
     """Progress while a run is under way: a phase change, or lines of output."""
 
-    kind: str                       # "phase" | "output" | "figure"
+    kind: str  # "phase" | "output" | "figure"
     text: str = ""
     elapsed_s: float = 0.0
     info: dict[str, Any] = field(default_factory=dict)

@@ -86,7 +86,7 @@ _CACHE = _ReferenceCache()
 @dataclass
 class _Run:
     pid: int
-    fd: int                      # the supervisor's pipe to us
+    fd: int  # the supervisor's pipe to us
     tmpdir: Path
     buf: bytearray = field(default_factory=bytearray)
     stopping: float | None = None  # when SIGTERM was sent (cancel)
@@ -109,8 +109,10 @@ def main() -> None:
 
     batons.install()
 
-    write("ready", {"torch": torch.__version__, "gpus": _gpu_count(),
-                    "import_s": time.perf_counter() - t0, "pid": os.getpid()})
+    write(
+        "ready",
+        {"torch": torch.__version__, "gpus": _gpu_count(), "import_s": time.perf_counter() - t0, "pid": os.getpid()},
+    )
     warm = list(_WARM_IMPORTS)
     runs: dict[str, _Run] = {}
     stdin = sys.stdin.buffer
@@ -210,12 +212,18 @@ def _reap(runs: dict[str, _Run]) -> None:
         while run.fd >= 0:
             _relay(run_id, run)
         if run.stopping is not None:
-            write("verdict", {"id": run_id, "verdict": {"status": "cancelled",
-                                                        "reason": "the run was cancelled"}})
+            write("verdict", {"id": run_id, "verdict": {"status": "cancelled", "reason": "the run was cancelled"}})
         elif not run.answered:
-            write("verdict", {"id": run_id, "verdict": {
-                "status": "error", "reason": "the runner failed unexpectedly "
-                                             f"(supervisor exit status {status})"}})
+            write(
+                "verdict",
+                {
+                    "id": run_id,
+                    "verdict": {
+                        "status": "error",
+                        "reason": f"the runner failed unexpectedly (supervisor exit status {status})",
+                    },
+                },
+            )
         shutil.rmtree(run.tmpdir, ignore_errors=True)
         del runs[run_id]
     # Orphans of finished or killed runs are re-parented here: none may outlive its run.
@@ -259,8 +267,9 @@ def _fork_run(run_id: str, request: dict[str, Any]) -> _Run:
         def keep(data: bytes) -> None:
             send("reference", {"data": base64.b64encode(data).decode()})
 
-        sup = supervisor.Supervisor(RunRequest(**request), emit, tmpdir, cached_reference=cached,
-                                    store_reference=keep if key else None)
+        sup = supervisor.Supervisor(
+            RunRequest(**request), emit, tmpdir, cached_reference=cached, store_reference=keep if key else None
+        )
 
         def on_term(*_: Any) -> None:  # cancel: stop the run's processes too, then go
             sandbox.kill_descendants()
@@ -273,8 +282,15 @@ def _fork_run(run_id: str, request: dict[str, Any]) -> _Run:
         code = 0
     except BaseException as exc:  # noqa: BLE001 - report, never hang the client
         try:
-            send("verdict", {"verdict": {"status": "error",  # noqa: F821 - defined above unless fdopen failed
-                                         "reason": f"runner error: {type(exc).__name__}: {exc}"}})
+            send(
+                "verdict",
+                {
+                    "verdict": {
+                        "status": "error",  # noqa: F821 - defined above unless fdopen failed
+                        "reason": f"runner error: {type(exc).__name__}: {exc}",
+                    }
+                },
+            )
         except Exception:
             pass
         code = 0

@@ -74,6 +74,7 @@ class SocketChannel(Channel):
 def _sender(sock: socket.socket) -> Any:
     def send(message: tuple[Any, ...]) -> None:
         sock.sendall(wire.encode(message))
+
     return send
 
 
@@ -163,8 +164,9 @@ def unbuffered_stdio() -> None:
     early, whether or not PYTHONUNBUFFERED is set in the learner's shell."""
     for fd, name in ((1, "stdout"), (2, "stderr")):
         raw = io.FileIO(fd, "w", closefd=False)
-        stream = io.TextIOWrapper(raw, encoding="utf-8", errors="backslashreplace",
-                                  write_through=True, line_buffering=False)
+        stream = io.TextIOWrapper(
+            raw, encoding="utf-8", errors="backslashreplace", write_through=True, line_buffering=False
+        )
         setattr(sys, name, stream)
         setattr(sys, f"__{name}__", stream)
 
@@ -185,12 +187,14 @@ def flush_all() -> None:
 def _trace(msg: str) -> None:
     if os.environ.get("TUTOR_TRACE"):
         import time
+
         with open(os.environ["TUTOR_TRACE"], "a") as f:
             f.write(f"{time.time():.3f} {os.getpid()} {msg}\n")
 
 
-def run_subject(request: RunRequest, sock: socket.socket, tmpdir: Path, role: str, rank: int = 0,
-                world_size: int = 1) -> None:
+def run_subject(
+    request: RunRequest, sock: socket.socket, tmpdir: Path, role: str, rank: int = 0, world_size: int = 1
+) -> None:
     """Run the check (or the plain program) and report; never returns (exits the process)."""
     _trace(f"{role} start")
     channel = SocketChannel(sock, role)
@@ -209,8 +213,7 @@ def run_subject(request: RunRequest, sock: socket.socket, tmpdir: Path, role: st
             module = types.ModuleType("__main__")
             module.__file__ = str(learner_path)
             sys.modules["__main__"] = module
-            exec(compile(learner_path.read_bytes(), str(learner_path), "exec", dont_inherit=True),
-                 module.__dict__)
+            exec(compile(learner_path.read_bytes(), str(learner_path), "exec", dont_inherit=True), module.__dict__)
             flush_all()
             send(("done",))
             os._exit(0)
@@ -228,12 +231,22 @@ def run_subject(request: RunRequest, sock: socket.socket, tmpdir: Path, role: st
             return import_source("learner_solution", learner_path, learner_path.read_bytes())
 
         ctx = checking.Context(
-            learner=None, reference=None, channel=channel, seed=request.seed or 0,
-            device=request.device, tmpdir=tmpdir, learner_path=learner_path, rank=rank,
-            world_size=world_size, learner_loader=load_learner, reference_loader=load_reference)
+            learner=None,
+            reference=None,
+            channel=channel,
+            seed=request.seed or 0,
+            device=request.device,
+            tmpdir=tmpdir,
+            learner_path=learner_path,
+            rank=rank,
+            world_size=world_size,
+            learner_loader=load_learner,
+            reference_loader=load_reference,
+        )
         _trace(f"{role} checker loaded")
         if os.environ.get("TUTOR_PROFILE") and role == LEARNER:
             import cProfile
+
             cProfile.runctx("checker.check(ctx)", globals(), locals(), os.environ["TUTOR_PROFILE"])
         else:
             checker.check(ctx)
@@ -241,8 +254,16 @@ def run_subject(request: RunRequest, sock: socket.socket, tmpdir: Path, role: st
         tampered = ctx.tampered()
         flush_all()
         if tampered:
-            send(("failed", _("your code replaced part of the checker ({what}); the check cannot "
-                              "trust this run", what=tampered), []))
+            send(
+                (
+                    "failed",
+                    _(
+                        "your code replaced part of the checker ({what}); the check cannot trust this run",
+                        what=tampered,
+                    ),
+                    [],
+                )
+            )
         else:
             send(("done",))
     except BaseException as exc:  # noqa: BLE001 - everything the learner raises is reported

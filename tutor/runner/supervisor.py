@@ -30,8 +30,7 @@ from tutor import i18n
 from tutor.i18n import N_, _
 from tutor.runner import judge as judging
 from tutor.runner import sandbox, wire
-from tutor.runner.protocol import (CRASHED, ERROR, FAILED, OUTPUT_CAP, PASSED, TIMEOUT, Event,
-                                   RunRequest, Verdict)
+from tutor.runner.protocol import CRASHED, ERROR, FAILED, OUTPUT_CAP, PASSED, TIMEOUT, Event, RunRequest, Verdict
 from tutor.runner.subject import LEARNER, REFERENCE, start_child
 
 Emit = Callable[[Event], None]
@@ -65,15 +64,20 @@ class _Side:
     sock: socket.socket | None = None
     reader: wire.Reader = field(default_factory=lambda: wire.Reader())
     obs: list[tuple[Any, ...]] = field(default_factory=list)
-    end: tuple[Any, ...] | None = None   # ("done",) | ("failed", ...) | ("error", ...) | ("exit", ...)
+    end: tuple[Any, ...] | None = None  # ("done",) | ("failed", ...) | ("error", ...) | ("exit", ...)
     closed: bool = False
     wants_quiet: bool = False
 
 
 class Supervisor:
-    def __init__(self, request: RunRequest, emit: Emit, tmpdir: Path,
-                 cached_reference: bytes | None = None,
-                 store_reference: Callable[[bytes], None] | None = None) -> None:
+    def __init__(
+        self,
+        request: RunRequest,
+        emit: Emit,
+        tmpdir: Path,
+        cached_reference: bytes | None = None,
+        store_reference: Callable[[bytes], None] | None = None,
+    ) -> None:
         self.request = request
         # The reference run's observations for these exact sources, seed, device and language,
         # kept by the warm server from an earlier run: no reference process is needed then.
@@ -91,8 +95,8 @@ class Supervisor:
         roles = (REFERENCE, LEARNER) if self.checked else (LEARNER,)
         self.sides = {(role, r): _Side(role, r) for role in roles for r in range(self.ranks)}
         self.compared = [0] * self.ranks
-        self.pids: dict[str, int] = {}            # role -> forked process or torchrun pid
-        self.status: dict[str, int] = {}          # role -> wait status once it exited
+        self.pids: dict[str, int] = {}  # role -> forked process or torchrun pid
+        self.status: dict[str, int] = {}  # role -> wait status once it exited
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
         self.tokens = {role: secrets.token_hex(16) for role in roles}
         self.sel = selectors.DefaultSelector()
@@ -132,14 +136,34 @@ class Supervisor:
             self.listener.listen(16)
             self.listener.setblocking(False)
             self.sel.register(self.listener, selectors.EVENT_READ, "accept")
-        env = dict(os.environ, TUTOR_REQUEST=self.request.to_json(),
-                   TUTOR_SOCKET=str(self.tmpdir / ".ctl" / "judge.sock"), TUTOR_TOKEN=self.tokens[role],
-                   TUTOR_ROLE=role, TUTOR_TMPDIR=str(self.tmpdir), OMP_NUM_THREADS="1")
-        cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
-               f"--nproc-per-node={self.ranks}", "-m", "tutor.runner.subject"]
-        proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out_fd, stderr=out_fd,
-                                env=env, cwd=self.tmpdir, start_new_session=True,
-                                preexec_fn=sandbox.die_with_parent)
+        env = dict(
+            os.environ,
+            TUTOR_REQUEST=self.request.to_json(),
+            TUTOR_SOCKET=str(self.tmpdir / ".ctl" / "judge.sock"),
+            TUTOR_TOKEN=self.tokens[role],
+            TUTOR_ROLE=role,
+            TUTOR_TMPDIR=str(self.tmpdir),
+            OMP_NUM_THREADS="1",
+        )
+        cmd = [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            f"--nproc-per-node={self.ranks}",
+            "-m",
+            "tutor.runner.subject",
+        ]
+        proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.DEVNULL,
+            stdout=out_fd,
+            stderr=out_fd,
+            env=env,
+            cwd=self.tmpdir,
+            start_new_session=True,
+            preexec_fn=sandbox.die_with_parent,
+        )
         self.procs[role] = proc
         self.pids[role] = proc.pid
 
@@ -223,8 +247,13 @@ class Supervisor:
         if side is None or side.sock is not None:
             sock.close()
             if side is not None:
-                raise _Outcome(FAILED, _("rank {rank} opened a second connection to the judge; "
-                                         "the check cannot trust this run", rank=rank))
+                raise _Outcome(
+                    FAILED,
+                    _(
+                        "rank {rank} opened a second connection to the judge; the check cannot trust this run",
+                        rank=rank,
+                    ),
+                )
             return
         side.reader.feed(bytes(reader.buf))  # anything sent right after the hello
         self._attach(side, sock)
@@ -279,10 +308,16 @@ class Supervisor:
             if self.listener is not None:
                 self.listener.close()
         text = _NOISE.sub("", bytes(self.output).decode("utf-8", errors="replace"))
-        return Verdict(status=outcome.status, reason=outcome.reason, details=outcome.details,
-                       figures=self.figures, output=text,
-                       output_truncated=self.output_total > len(self.output),
-                       duration_s=time.monotonic() - self.start, seed=self.request.seed)
+        return Verdict(
+            status=outcome.status,
+            reason=outcome.reason,
+            details=outcome.details,
+            figures=self.figures,
+            output=text,
+            output_truncated=self.output_total > len(self.output),
+            duration_s=time.monotonic() - self.start,
+            seed=self.request.seed,
+        )
 
     def _drain(self, fd: int) -> None:
         """Everything still in the output pipe (every writer is dead by now)."""
@@ -310,11 +345,21 @@ class Supervisor:
         if time.monotonic() - self.start > self.request.timeout:
             learner_done = all(self.sides[(LEARNER, r)].end for r in range(self.ranks))
             if learner_done and self.checked:
-                raise _Outcome(TIMEOUT, _("the reference run did not finish within {timeout:g} s "
-                                          "(the machine may be very busy); try again", timeout=self.request.timeout))
-            raise _Outcome(TIMEOUT, _("your code did not finish within {timeout:g} s "
-                                      "(an endless loop, or far too slow); it was stopped",
-                                      timeout=self.request.timeout))
+                raise _Outcome(
+                    TIMEOUT,
+                    _(
+                        "the reference run did not finish within {timeout:g} s "
+                        "(the machine may be very busy); try again",
+                        timeout=self.request.timeout,
+                    ),
+                )
+            raise _Outcome(
+                TIMEOUT,
+                _(
+                    "your code did not finish within {timeout:g} s (an endless loop, or far too slow); it was stopped",
+                    timeout=self.request.timeout,
+                ),
+            )
 
     def _loop(self, out_r: int) -> _Outcome:
         self.sel.register(out_r, selectors.EVENT_READ, "output")
@@ -345,22 +390,29 @@ class Supervisor:
                         continue
                 return outcome
             now = time.monotonic()
-            if self.checked and REFERENCE in self.status and any(
-                    self.sides[(REFERENCE, r)].end is None and self.sides[(REFERENCE, r)].closed
-                    or self.sides[(REFERENCE, r)].sock is None for r in range(self.ranks)):
+            if (
+                self.checked
+                and REFERENCE in self.status
+                and any(
+                    self.sides[(REFERENCE, r)].end is None
+                    and self.sides[(REFERENCE, r)].closed
+                    or self.sides[(REFERENCE, r)].sock is None
+                    for r in range(self.ranks)
+                )
+            ):
                 raise self._ref_broken(self._describe_status(REFERENCE))
             if LEARNER in self.status:
                 exited_at = exited_at or now
-                open_socks = any(not s.closed and s.sock is not None for s in self.sides.values()
-                                 if s.role == LEARNER)
+                open_socks = any(not s.closed and s.sock is not None for s in self.sides.values() if s.role == LEARNER)
                 if open_socks and now - exited_at < 0.5:
                     continue  # the last messages are still arriving
                 # Results the learner sent before it ended are judged first: wait for the
                 # reference run to produce their pairs (the deadline still applies).
                 waiting = self.checked and any(
-                    (self.compared[r] < len(self.sides[(LEARNER, r)].obs)
-                     or self.sides[(LEARNER, r)].end is not None)
-                    and self.sides[(REFERENCE, r)].end is None for r in range(self.ranks))
+                    (self.compared[r] < len(self.sides[(LEARNER, r)].obs) or self.sides[(LEARNER, r)].end is not None)
+                    and self.sides[(REFERENCE, r)].end is None
+                    for r in range(self.ranks)
+                )
                 if waiting:
                     continue
                 return self._exited()
@@ -378,8 +430,11 @@ class Supervisor:
                 self.sel.register(side.sock, selectors.EVENT_READ, side)
 
     def _answer_quiet(self) -> None:
-        ref_over = not self.checked or REFERENCE in self.status or all(
-            self.sides[(REFERENCE, r)].end for r in range(self.ranks))
+        ref_over = (
+            not self.checked
+            or REFERENCE in self.status
+            or all(self.sides[(REFERENCE, r)].end for r in range(self.ranks))
+        )
         if not ref_over:
             return
         for side in self.sides.values():
@@ -407,8 +462,9 @@ class Supervisor:
         except wire.WireError as exc:
             if side.role == REFERENCE:
                 raise self._ref_broken(str(exc)) from None
-            raise _Outcome(FAILED, self._prefix(side) + _("the check received a message it cannot read: {why}",
-                                                                          why=exc)) from None
+            raise _Outcome(
+                FAILED, self._prefix(side) + _("the check received a message it cannot read: {why}", why=exc)
+            ) from None
         for msg in messages:
             self._handle(side, msg)
 
@@ -422,14 +478,16 @@ class Supervisor:
         if side.end is not None:
             if side.role == REFERENCE:
                 raise self._ref_broken(_("it sent a message after it ended"))
-            raise _Outcome(FAILED, self._prefix(side) + _("your process reported again after the check "
-                                                          "had ended; the check cannot trust this run"))
+            raise _Outcome(
+                FAILED,
+                self._prefix(side)
+                + _("your process reported again after the check had ended; the check cannot trust this run"),
+            )
         if kind == "obs" and len(msg) == 5:
             side.obs.append(msg)
         elif kind == "phase" and side.role == LEARNER and len(msg) == 3:
             if side.rank == 0 and isinstance(msg[1], str):
-                self.emit(Event("phase", msg[1][:200], self._elapsed(),
-                                msg[2] if isinstance(msg[2], dict) else {}))
+                self.emit(Event("phase", msg[1][:200], self._elapsed(), msg[2] if isinstance(msg[2], dict) else {}))
         elif kind == "figure" and side.role == LEARNER and len(msg) == 3:
             if side.rank == 0 and isinstance(msg[1], str):
                 self.figures[msg[1]] = msg[2]
@@ -439,8 +497,7 @@ class Supervisor:
         elif kind in ("done", "failed", "error", "exit"):
             side.end = msg
         else:
-            raise _Outcome(FAILED, self._prefix(side) + _("the check received an unknown message {kind!r}",
-                                                                          kind=kind))
+            raise _Outcome(FAILED, self._prefix(side) + _("the check received an unknown message {kind!r}", kind=kind))
 
     # -- judging -------------------------------------------------------------------------------
 
@@ -480,9 +537,16 @@ class Supervisor:
             if len(ref.obs) != made:
                 if len(ref.obs) > made:
                     return self._ended_early(mine, made)
-                return _Outcome(FAILED, self._prefix(mine) + _(
-                    "your run reported {made} results where the check makes {expected}; the check cannot "
-                    "trust this run", made=made, expected=len(ref.obs)))
+                return _Outcome(
+                    FAILED,
+                    self._prefix(mine)
+                    + _(
+                        "your run reported {made} results where the check makes {expected}; the check cannot "
+                        "trust this run",
+                        made=made,
+                        expected=len(ref.obs),
+                    ),
+                )
             if self.compared[r] == made:
                 passed += 1
         if passed == self.ranks:
@@ -490,23 +554,40 @@ class Supervisor:
         return None
 
     def _ended_early(self, side: _Side, made: int) -> _Outcome:
-        return _Outcome(FAILED, self._prefix(side) + _("your run said it was done after {made} of the "
-                                                       "check's results; the check cannot trust this run",
-                                                       made=made))
+        return _Outcome(
+            FAILED,
+            self._prefix(side)
+            + _(
+                "your run said it was done after {made} of the check's results; the check cannot trust this run",
+                made=made,
+            ),
+        )
 
     def _compare(self, ref: tuple[Any, ...], mine: tuple[Any, ...]) -> judging.Failure | None:
         _tag, kind, name, expected, options = ref
         _tag, my_kind, my_name, actual, _opts = mine
         if my_kind != kind or (kind != "true" and my_name != name):
-            return (_("the check took a different path with your code: it expected to check "
-                      "`{name}` next, your run checked `{mine}`", name=name, mine=my_name), [])
+            return (
+                _(
+                    "the check took a different path with your code: it expected to check "
+                    "`{name}` next, your run checked `{mine}`",
+                    name=name,
+                    mine=my_name,
+                ),
+                [],
+            )
         if kind == "true":
             return None if actual is True else (str(my_name), [])
         if kind in ("close_here", "equal_here"):
             if not (isinstance(actual, tuple) and len(actual) == 2):
                 return (_("{name}: the check received a malformed result", name=name), [])
-            return judging.judge(kind.removesuffix("_here"), str(name), actual[0], actual[1],
-                                 options if isinstance(options, dict) else {})
+            return judging.judge(
+                kind.removesuffix("_here"),
+                str(name),
+                actual[0],
+                actual[1],
+                options if isinstance(options, dict) else {},
+            )
         return judging.judge(kind, str(name), actual, expected, options if isinstance(options, dict) else {})
 
     def _learner_end(self, side: _Side) -> _Outcome | None:
@@ -518,8 +599,7 @@ class Supervisor:
         if kind == "error":
             return _Outcome(ERROR, p + str(args[0]), [str(d) for d in _as_list(args[1] if len(args) > 1 else [])])
         if kind == "exit":
-            return _Outcome(ERROR, p + _("your code called sys.exit({code!r}) before the check finished",
-                                         code=args[0]))
+            return _Outcome(ERROR, p + _("your code called sys.exit({code!r}) before the check finished", code=args[0]))
         return None
 
     @staticmethod
@@ -531,8 +611,10 @@ class Supervisor:
         return _("it ended unexpectedly")
 
     def _ref_broken(self, why: str) -> _Outcome:
-        return _Outcome(ERROR, _("the reference run of this check failed, which is a bug in the course, "
-                                 "not in your code: {why}", why=why))
+        return _Outcome(
+            ERROR,
+            _("the reference run of this check failed, which is a bug in the course, not in your code: {why}", why=why),
+        )
 
     def _exited(self) -> _Outcome:
         """The learner's run ended without a verdict from its messages."""
@@ -555,13 +637,19 @@ class Supervisor:
     def _exit_reason(self) -> tuple[str, str]:
         status = self.status.get(LEARNER, 0)
         if LEARNER in self.procs:  # torchrun: a rank failed without reporting
-            return (ERROR, _("a process of the distributed run failed (torchrun exit code {code}); "
-                             "see the output below", code=status))
+            return (
+                ERROR,
+                _(
+                    "a process of the distributed run failed (torchrun exit code {code}); see the output below",
+                    code=status,
+                ),
+            )
         if os.WIFSIGNALED(status):
             sig = os.WTERMSIG(status)
             known = {int(k): v for k, v in _SIGNAL_NAMES.items()}
-            name = known.get(sig) or (signal.Signals(sig).name if sig in signal.Signals._value2member_map_
-                                      else f"signal {sig}")
+            name = known.get(sig) or (
+                signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else f"signal {sig}"
+            )
             return (CRASHED, _("your code crashed the process with {signal}", signal=_(name)))
         code = os.WEXITSTATUS(status)
         if not self.checked:

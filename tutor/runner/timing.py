@@ -66,8 +66,8 @@ THREAD_CPU, WALL_MINUS_WAIT, WALL, CUDA_EVENTS = "thread CPU time", "wall minus 
 _BLOCK_S = 0.003  # one block of calls: long enough for the clock, short enough for many rounds
 _L2_FLUSH_BYTES = 256 * 1024 * 1024
 _REMEASURE_HALF_WIDTH = 0.025  # keep measuring while the 90% interval is wider than +-2.5%
-_NOISY_HALF_WIDTH = 0.04      # still wider than +-4% at the end: too noisy to call (the target is +-5%)
-_OTHER_WORK_SHARE = 0.10      # other threads / blocked time above this share: not single-threaded
+_NOISY_HALF_WIDTH = 0.04  # still wider than +-4% at the end: too noisy to call (the target is +-5%)
+_OTHER_WORK_SHARE = 0.10  # other threads / blocked time above this share: not single-threaded
 _BOOTSTRAP = 300
 _RUSAGE_THREAD = getattr(resource, "RUSAGE_THREAD", None)
 _CLEAR = 1.15  # an interval wholly above 1.15x (or below 1/1.15) decides the comparison
@@ -102,12 +102,22 @@ class Timing:
         return self.noise_reason is not None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"learner_s": self.learner_s, "reference_s": self.reference_s,
-                "learner_iqr_s": self.learner_iqr_s, "reference_iqr_s": self.reference_iqr_s,
-                "speedup": self.speedup, "noisy": self.noisy, "noise_reason": self.noise_reason,
-                "rounds": self.rounds, "number": self.number, "device": self.device,
-                "clock": self.clock, "estimator": ESTIMATOR, "busy_share": round(self.busy_share, 3),
-                "interval": list(self.interval) if self.interval else None}
+        return {
+            "learner_s": self.learner_s,
+            "reference_s": self.reference_s,
+            "learner_iqr_s": self.learner_iqr_s,
+            "reference_iqr_s": self.reference_iqr_s,
+            "speedup": self.speedup,
+            "noisy": self.noisy,
+            "noise_reason": self.noise_reason,
+            "rounds": self.rounds,
+            "number": self.number,
+            "device": self.device,
+            "clock": self.clock,
+            "estimator": ESTIMATOR,
+            "busy_share": round(self.busy_share, 3),
+            "interval": list(self.interval) if self.interval else None,
+        }
 
 
 def median_iqr(samples: Sequence[float]) -> tuple[float, float]:
@@ -125,8 +135,7 @@ def estimate(samples: Sequence[float]) -> float:
     return math.fsum(ordered[lo:hi]) / (hi - lo)
 
 
-def speedup_interval(learner: Sequence[float], reference: Sequence[float],
-                     n: int = _BOOTSTRAP) -> tuple[float, float]:
+def speedup_interval(learner: Sequence[float], reference: Sequence[float], n: int = _BOOTSTRAP) -> tuple[float, float]:
     """90% bootstrap interval of estimate(reference) / estimate(learner), resampling whole
     rounds (both sides of a round together). Deterministic for given samples."""
     pairs = list(zip(learner, reference))
@@ -142,8 +151,16 @@ def speedup_interval(learner: Sequence[float], reference: Sequence[float],
     return ratios[int(0.05 * n)], ratios[int(0.95 * n) - 1]
 
 
-def summarize(learner: Sequence[float], reference: Sequence[float], *, number: int, device: str,
-              clock: str, busy_share: float = 0.0, final: bool = True) -> Timing:
+def summarize(
+    learner: Sequence[float],
+    reference: Sequence[float],
+    *,
+    number: int,
+    device: str,
+    clock: str,
+    busy_share: float = 0.0,
+    final: bool = True,
+) -> Timing:
     """One Timing from per-call samples (one per block and side): the shown times, their
     spread, the speedup (their ratio) and whether it can be trusted."""
     lo, hi = speedup_interval(learner, reference)
@@ -156,8 +173,19 @@ def summarize(learner: Sequence[float], reference: Sequence[float], *, number: i
     decided = lo >= _CLEAR or 0 < hi <= 1 / _CLEAR
     if final and half > _NOISY_HALF_WIDTH and not decided:
         reason = _noise_reason(half, busy_share, len(learner))
-    return Timing(a, b, median_iqr(learner)[1], median_iqr(reference)[1], len(learner), number,
-                  device, clock, reason, busy_share, (round(lo, 4), round(hi, 4)))
+    return Timing(
+        a,
+        b,
+        median_iqr(learner)[1],
+        median_iqr(reference)[1],
+        len(learner),
+        number,
+        device,
+        clock,
+        reason,
+        busy_share,
+        (round(lo, 4), round(hi, 4)),
+    )
 
 
 def _half_width(lo: float, hi: float, speedup: float) -> float:
@@ -169,8 +197,10 @@ def _half_width(lo: float, hi: float, speedup: float) -> float:
 def _noise_reason(half: float, busy_share: float, rounds: int) -> str:
     spread = "too few rounds to tell" if not math.isfinite(half) else f"+-{100 * half:.0f}% between rounds"
     if busy_share >= 0.2:
-        return (f"the machine is busy: this check waited for a CPU {100 * busy_share:.0f}% of the "
-                f"time and the times varied {spread} ({rounds} rounds); close other programs and re-run")
+        return (
+            f"the machine is busy: this check waited for a CPU {100 * busy_share:.0f}% of the "
+            f"time and the times varied {spread} ({rounds} rounds); close other programs and re-run"
+        )
     return f"the times varied {spread} ({rounds} rounds); re-run to get a figure"
 
 
@@ -306,9 +336,16 @@ def _block(fn: Callable[[], Any], number: int, clocks: _Clocks) -> _Block:
     return _Block(w1 - w0, t1 - t0, p1 - p0, d1 - d0, number, clocks.switches() - v0)
 
 
-def interleaved(learner: Callable[[], Any], reference: Callable[[], Any], *, device: torch.device,
-                budget_s: float = 1.0, min_rounds: int = 7, warmup: int = 2,
-                threads: int | None = 1) -> Timing:
+def interleaved(
+    learner: Callable[[], Any],
+    reference: Callable[[], Any],
+    *,
+    device: torch.device,
+    budget_s: float = 1.0,
+    min_rounds: int = 7,
+    warmup: int = 2,
+    threads: int | None = 1,
+) -> Timing:
     """Time `learner` against `reference` (see the module docstring). `budget_s` is measured
     time (both sides together); a wide spread extends it up to three times."""
     if device.type == "cuda":
@@ -316,14 +353,20 @@ def interleaved(learner: Callable[[], Any], reference: Callable[[], Any], *, dev
     clocks = _Clocks()
     try:
         with _quiet(threads):
-            return _cpu(learner, reference, clocks, budget_s=budget_s, min_rounds=min_rounds,
-                        warmup=warmup)
+            return _cpu(learner, reference, clocks, budget_s=budget_s, min_rounds=min_rounds, warmup=warmup)
     finally:
         clocks.close()
 
 
-def _cpu(learner: Callable[[], Any], reference: Callable[[], Any], clocks: _Clocks, *,
-         budget_s: float, min_rounds: int, warmup: int) -> Timing:
+def _cpu(
+    learner: Callable[[], Any],
+    reference: Callable[[], Any],
+    clocks: _Clocks,
+    *,
+    budget_s: float,
+    min_rounds: int,
+    warmup: int,
+) -> Timing:
     for _ in range(warmup):
         learner()
         reference()
@@ -350,8 +393,7 @@ def _cpu(learner: Callable[[], Any], reference: Callable[[], Any], clocks: _Cloc
 
     # At least the budget; and at least _ROUNDS rounds while that costs under three budgets:
     # with fewer, one disturbed round moves the trimmed mean (the bootstrap cannot see that).
-    while (len(a) < min_rounds or measured < budget_s
-           or (len(a) < _ROUNDS and measured < 3 * budget_s)):
+    while len(a) < min_rounds or measured < budget_s or (len(a) < _ROUNDS and measured < 3 * budget_s):
         measured += one_round()
         if time.perf_counter() - wall_start > 20 * budget_s and len(a) >= min_rounds:
             break  # a machine this busy: stop and let the trust rule speak
@@ -359,8 +401,12 @@ def _cpu(learner: Callable[[], Any], reference: Callable[[], Any], clocks: _Cloc
     while True:
         result = _summary(a, b, number, clock, final=False)
         lo, hi = result.interval or (0.0, math.inf)
-        if (_half_width(lo, hi, result.speedup) <= _REMEASURE_HALF_WIDTH or measured >= 3 * budget_s
-                or time.perf_counter() - wall_start > 20 * budget_s or len(a) >= 2000):
+        if (
+            _half_width(lo, hi, result.speedup) <= _REMEASURE_HALF_WIDTH
+            or measured >= 3 * budget_s
+            or time.perf_counter() - wall_start > 20 * budget_s
+            or len(a) >= 2000
+        ):
             break
         for _ in range(max(4, len(a) // 4)):
             measured += one_round()
@@ -370,15 +416,23 @@ def _cpu(learner: Callable[[], Any], reference: Callable[[], Any], clocks: _Cloc
 def _summary(a: list[_Block], b: list[_Block], number: int, clock: str, final: bool) -> Timing:
     wall = sum(x.wall for x in a + b) or 1
     busy = sum(x.delay for x in a + b) / wall
-    return summarize([x.per_call(clock) for x in a], [x.per_call(clock) for x in b], number=number,
-                     device="cpu", clock=clock, busy_share=busy, final=final)
+    return summarize(
+        [x.per_call(clock) for x in a],
+        [x.per_call(clock) for x in b],
+        number=number,
+        device="cpu",
+        clock=clock,
+        busy_share=busy,
+        final=final,
+    )
 
 
 # -- CUDA ---------------------------------------------------------------------------------------
 
 
-def _cuda(learner: Callable[[], Any], reference: Callable[[], Any], *, budget_s: float,
-          min_rounds: int, warmup: int) -> Timing:
+def _cuda(
+    learner: Callable[[], Any], reference: Callable[[], Any], *, budget_s: float, min_rounds: int, warmup: int
+) -> Timing:
     flush = torch.empty(_L2_FLUSH_BYTES // 4, dtype=torch.float32, device="cuda")
 
     def timed(fn: Callable[[], Any]) -> float:

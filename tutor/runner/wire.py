@@ -23,11 +23,29 @@ class WireError(Exception):
     """A frame that does not decode: the message is refused and the run fails."""
 
 
-_DTYPES = {str(d).removeprefix("torch."): d for d in (
-    torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.complex64, torch.complex128,
-    torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.bool,
-    torch.uint16, torch.uint32, torch.uint64, torch.float8_e4m3fn, torch.float8_e5m2,
-) if isinstance(d, torch.dtype)}
+_DTYPES = {
+    str(d).removeprefix("torch."): d
+    for d in (
+        torch.float16,
+        torch.bfloat16,
+        torch.float32,
+        torch.float64,
+        torch.complex64,
+        torch.complex128,
+        torch.uint8,
+        torch.int8,
+        torch.int16,
+        torch.int32,
+        torch.int64,
+        torch.bool,
+        torch.uint16,
+        torch.uint32,
+        torch.uint64,
+        torch.float8_e4m3fn,
+        torch.float8_e5m2,
+    )
+    if isinstance(d, torch.dtype)
+}
 
 
 def _dtype_name(d: torch.dtype) -> str:
@@ -103,8 +121,10 @@ class Reader:
         while len(self.buf) >= HEADER.size:
             n_json, n_body = HEADER.unpack_from(self.buf)
             if n_json + n_body > self.max_frame:
-                raise WireError(f"a message of {n_json + n_body} bytes is larger than the "
-                                f"{self.max_frame // (1024 * 1024)} MiB the judge accepts")
+                raise WireError(
+                    f"a message of {n_json + n_body} bytes is larger than the "
+                    f"{self.max_frame // (1024 * 1024)} MiB the judge accepts"
+                )
             if len(self.buf) < HEADER.size + n_json + 4:
                 break
             (count,) = struct.unpack_from("!I", self.buf, HEADER.size + n_json)
@@ -128,7 +148,7 @@ def decode(frame: bytes) -> Any:
     """The message in one complete frame (as written by `encode`)."""
     try:
         n_json, n_body = HEADER.unpack_from(frame)
-        header = json.loads(frame[HEADER.size:HEADER.size + n_json])
+        header = json.loads(frame[HEADER.size : HEADER.size + n_json])
         pos = HEADER.size + n_json
         (count,) = struct.unpack_from("!I", frame, pos)
         sizes = struct.unpack_from(f"!{count}Q", frame, pos + 4)
@@ -137,7 +157,7 @@ def decode(frame: bytes) -> Any:
             raise WireError("the tensor sizes do not add up")
         blobs: list[bytes] = []
         for size in sizes:
-            blobs.append(frame[pos:pos + size])
+            blobs.append(frame[pos : pos + size])
             pos += size
         return _dec(header, blobs)
     except WireError:
@@ -153,7 +173,7 @@ def _dec(v: Any, blobs: list[bytes]) -> Any:
         return [_dec(x, blobs) for x in v]
     if not isinstance(v, dict) or len(v) != 1:
         raise WireError("unknown value")
-    (tag, body), = v.items()
+    ((tag, body),) = v.items()
     if tag == "tuple":
         return tuple(_dec(x, blobs) for x in body)
     if tag == "dict":

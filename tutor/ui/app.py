@@ -42,15 +42,29 @@ class TutorApp(App[int]):
     CSS_PATH = "tutor.tcss"
     TITLE = "tutor"
     BINDINGS = [
-        Binding("ctrl+q", "quit", N_("Quit"), id="quit", priority=True,
-                tooltip=N_("Save and quit (run `tutor start` to come back here)")),
+        Binding(
+            "ctrl+q",
+            "quit",
+            N_("Quit"),
+            id="quit",
+            priority=True,
+            tooltip=N_("Save and quit (run `tutor start` to come back here)"),
+        ),
         Binding("ctrl+c", "help_quit", show=False, system=True),
     ]
 
-    def __init__(self, course: Course, home: Path, chapter: int, step_id: str | None = None,
-                 device: str = "auto", *, warm_runner: bool = True,
-                 runner_factory: RunnerFactory | None = None,
-                 course_loader: CourseLoader | None = None) -> None:
+    def __init__(
+        self,
+        course: Course,
+        home: Path,
+        chapter: int,
+        step_id: str | None = None,
+        device: str = "auto",
+        *,
+        warm_runner: bool = True,
+        runner_factory: RunnerFactory | None = None,
+        course_loader: CourseLoader | None = None,
+    ) -> None:
         super().__init__()
         self.course = course
         self.home = home
@@ -59,7 +73,7 @@ class TutorApp(App[int]):
         # Damage found while the app runs is recovered from at once: say so at once too.
         self.progress.on_notice = self._progress_notice
         self.workspace = Workspace(home)
-        self.gpus: int | None = None    # known once the runner is up
+        self.gpus: int | None = None  # known once the runner is up
         self._start = (chapter, step_id)
         self._warm = warm_runner
         self._runner_factory = runner_factory or (lambda: _default_runner(home, device))
@@ -69,13 +83,13 @@ class TutorApp(App[int]):
         self._closed = False
         self.exit_message = ""  # printed by run_app once the terminal is restored
 
-
     def _progress_notice(self, text: str) -> None:
         """Called by Progress from whichever thread met the damage."""
         if threading.get_ident() == getattr(self, "_thread_id", None):
             self.notify(text, severity="warning", timeout=15)
         else:
             self.call_from_thread(self.notify, text, severity="warning", timeout=15)
+
     def get_default_screen(self) -> Screen[Any]:
         chapter, step_id = self._start
         return MainScreen(chapter, step_id)
@@ -117,8 +131,7 @@ class TutorApp(App[int]):
             self.main.refresh_status()
 
     def on_runner_failed(self, message: RunnerFailed) -> None:
-        self.notify(_("The runner could not start: {reason}", reason=message.reason), severity="warning",
-                    timeout=10)
+        self.notify(_("The runner could not start: {reason}", reason=message.reason), severity="warning", timeout=10)
 
     def cancel_run(self) -> None:
         if self._runner is not None:
@@ -147,12 +160,16 @@ class TutorApp(App[int]):
 
     def all_bindings(self) -> list[Binding]:
         """Everything the help screen lists, in the order shown."""
-        palette = Binding(self.COMMAND_PALETTE_BINDING, "command_palette", N_("Command palette"),
-                          tooltip=N_("Search every command"), id="command-palette")
+        palette = Binding(
+            self.COMMAND_PALETTE_BINDING,
+            "command_palette",
+            N_("Command palette"),
+            tooltip=N_("Search every command"),
+            id="command-palette",
+        )
         found = [*CodeEditor.BINDINGS, *MainScreen.BINDINGS, palette, *self.BINDINGS]
         # MainScreen lists footer bindings twice (shown / hidden twin): list each key once.
-        return [b for b in found if isinstance(b, Binding) and b.description
-                and not (b.id or "").endswith("-any")]
+        return [b for b in found if isinstance(b, Binding) and b.description and not (b.id or "").endswith("-any")]
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
@@ -163,13 +180,17 @@ class TutorApp(App[int]):
                     continue
                 key = b.key.split(",")[0]
                 action = b.action.removeprefix("footer_")
-                yield SystemCommand(f"{_(b.description)} ({key})", _(b.tooltip or b.description),
-                                    lambda action=action: screen.run_action(action))
-            yield SystemCommand(_("Hint") + " (tab)", _("Reveal the next hint for this exercise"),
-                                screen.action_hint)
-            yield SystemCommand(_("Wrap long lines") + " (f3)",
-                                _("Soft-wrap long lines in the editor on/off"),
-                                lambda: screen.query_one("#editor", CodeEditor).action_toggle_wrap())
+                yield SystemCommand(
+                    f"{_(b.description)} ({key})",
+                    _(b.tooltip or b.description),
+                    lambda action=action: screen.run_action(action),
+                )
+            yield SystemCommand(_("Hint") + " (tab)", _("Reveal the next hint for this exercise"), screen.action_hint)
+            yield SystemCommand(
+                _("Wrap long lines") + " (f3)",
+                _("Soft-wrap long lines in the editor on/off"),
+                lambda: screen.query_one("#editor", CodeEditor).action_toggle_wrap(),
+            )
 
     def switch_language(self, lang: str) -> None:
         """Speak `lang` from now on: reload the course in it, redraw the main screen where it
@@ -177,9 +198,10 @@ class TutorApp(App[int]):
         try:
             course = self._course_loader(lang)
         except (LessonError, OSError) as exc:
-            self.notify(_("cannot load the course in {lang}: {error}", lang=i18n.LANGUAGES.get(lang, lang),
-                          error=exc),
-                        severity="error")
+            self.notify(
+                _("cannot load the course in {lang}: {error}", lang=i18n.LANGUAGES.get(lang, lang), error=exc),
+                severity="error",
+            )
             return
         i18n.set_language(lang)
         self.course = course
@@ -209,8 +231,14 @@ class TutorApp(App[int]):
         self.progress.close()
 
 
-def run_app(course: Course, home: Path, chapter: int, step_id: str | None = None,
-            device: str = "auto", course_loader: CourseLoader | None = None) -> int:
+def run_app(
+    course: Course,
+    home: Path,
+    chapter: int,
+    step_id: str | None = None,
+    device: str = "auto",
+    course_loader: CourseLoader | None = None,
+) -> int:
     """Run the app until the learner quits; return the process exit code."""
     try:
         app = TutorApp(course, home, chapter, step_id, device, course_loader=course_loader)

@@ -70,8 +70,10 @@ class EditorFile:
         if "\ufffd" in text:
             raw = self.path.read_bytes()
             if sourcefile.encode(text) != raw:
-                raise WorkspaceError("some of its bytes are not valid text in its encoding "
-                                     "(fix them in another editor; the file is left untouched)")
+                raise WorkspaceError(
+                    "some of its bytes are not valid text in its encoding "
+                    "(fix them in another editor; the file is left untouched)"
+                )
         self.saved_text = text
         self.mtime_ns = self._stat()
         return text
@@ -129,7 +131,8 @@ class EditorFile:
     def save_aside(self, text: str) -> Path:
         """Keep `text` beside the backups when it cannot go to the file (a conflict at quit)."""
         stamp = time.strftime("%Y%m%d-%H%M%S")
-        aside = (self.workspace.backups / self.exercise.chapter_slug
-                 / f"{self.path.stem}.editor-{stamp}{self.path.suffix}")
+        aside = (
+            self.workspace.backups / self.exercise.chapter_slug / f"{self.path.stem}.editor-{stamp}{self.path.suffix}"
+        )
         atomic_write(aside, text)
         return aside

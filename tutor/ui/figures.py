@@ -74,18 +74,17 @@ def _rows(mine: Any, ref: Any, fmt: Any, mine_style: str) -> list[Text]:
     yours += " " * (cells - cell_len(yours))
     ref_label += " " * (cells - cell_len(ref_label))
     return [
-        Text.assemble(f"  {yours} ", (a.rjust(width), "bold"), " ",
-                      (bar(mine, biggest) if numbers else "", mine_style)),
-        Text.assemble(f"  {ref_label} ", b.rjust(width), " ",
-                      (bar(ref, biggest) if numbers else "", "dim")),
+        Text.assemble(
+            f"  {yours} ", (a.rjust(width), "bold"), " ", (bar(mine, biggest) if numbers else "", mine_style)
+        ),
+        Text.assemble(f"  {ref_label} ", b.rjust(width), " ", (bar(ref, biggest) if numbers else "", "dim")),
     ]
 
 
 def speedup_of(value: dict[str, Any]) -> float | None:
     """reference ÷ yours from the two times themselves, so it always agrees with them."""
     mine, ref = value.get("learner_s"), value.get("reference_s")
-    if isinstance(mine, (int, float)) and isinstance(ref, (int, float)) and _number(mine) and _number(ref) \
-            and mine > 0:
+    if isinstance(mine, (int, float)) and isinstance(ref, (int, float)) and _number(mine) and _number(ref) and mine > 0:
         return float(ref) / float(mine)
     return None
 
@@ -94,8 +93,10 @@ def time_view(label: str, value: dict[str, Any]) -> list[RenderableType]:
     speedup = speedup_of(value)
     noisy = bool(value.get("noisy"))
     style = "yellow" if noisy or speedup is None or speedup < 1 else "green"
-    parts: list[RenderableType] = [_title(label, value),
-                                   *_rows(value["learner_s"], value["reference_s"], fmt_seconds, style)]
+    parts: list[RenderableType] = [
+        _title(label, value),
+        *_rows(value["learner_s"], value["reference_s"], fmt_seconds, style),
+    ]
     if noisy:
         reason = value.get("noise_reason")
         reason = reason.strip() if isinstance(reason, str) and reason.strip() else _(NOISY_DEFAULT)
@@ -107,8 +108,12 @@ def time_view(label: str, value: dict[str, Any]) -> list[RenderableType]:
             verdict = _("yours is faster")
         else:
             verdict = _("yours is slower")
-        parts.append(Text("  " + _("speedup {speedup}× (ref ÷ yours): {verdict}",
-                                   speedup=f"{speedup:.2f}", verdict=verdict), style="italic"))
+        parts.append(
+            Text(
+                "  " + _("speedup {speedup}× (ref ÷ yours): {verdict}", speedup=f"{speedup:.2f}", verdict=verdict),
+                style="italic",
+            )
+        )
     return parts
 
 
@@ -118,8 +123,11 @@ def memory_view(label: str, value: dict[str, Any]) -> list[RenderableType]:
     parts: list[RenderableType] = [_title(label, value), *_rows(mine, ref, fmt_bytes, style)]
     if _number(mine) and _number(ref) and ref > 0:
         ratio = mine / ref
-        words = (_("yours uses the same peak memory as the reference") if 0.995 <= ratio <= 1.005
-                 else _("yours uses {ratio}× the reference's peak memory", ratio=f"{ratio:.2f}"))
+        words = (
+            _("yours uses the same peak memory as the reference")
+            if 0.995 <= ratio <= 1.005
+            else _("yours uses {ratio}× the reference's peak memory", ratio=f"{ratio:.2f}")
+        )
         parts.append(Text(f"  {words}", style="italic"))
     return parts
 
@@ -137,14 +145,12 @@ def figures_view(figures: dict[str, Any]) -> Group | None:
         elif is_memory(value):
             parts.extend(memory_view(label, value))
         elif name.endswith("_s") and _number(value):
-            others.append(Text.assemble((_known(name[:-2].replace("_", " ")), "bold"), "  ",
-                                        fmt_seconds(value)))
+            others.append(Text.assemble((_known(name[:-2].replace("_", " ")), "bold"), "  ", fmt_seconds(value)))
         elif (name.endswith("_bytes") or name == "size") and _number(value):
             label = name[:-6].replace("_", " ") if name.endswith("_bytes") else label
             others.append(Text.assemble((label, "bold"), "  ", fmt_bytes(value)))
         elif isinstance(value, dict):
-            inner = ", ".join(f"{k.replace('_', ' ')} {_num(v)}" for k, v in value.items()
-                              if k != "timeline")
+            inner = ", ".join(f"{k.replace('_', ' ')} {_num(v)}" for k, v in value.items() if k != "timeline")
             others.append(Text.assemble((label, "bold"), "  ", inner))
         else:
             others.append(Text.assemble((label, "bold"), "  ", _num(value)))

@@ -24,13 +24,18 @@ from tutor.workspace import WorkspaceError, atomic_write
 
 
 class Runs:
-    def __init__(self, owner: Widget, host: Callable[[], TutorHost], results: Callable[[], ResultsPanel],
-                 error: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        owner: Widget,
+        host: Callable[[], TutorHost],
+        results: Callable[[], ResultsPanel],
+        error: Callable[[str], None],
+    ) -> None:
         self.owner = owner  # runs the workers and receives RunProgress/RunDone
         self._host = host
         self._results = results
         self._error = error
-        self.gen = 0        # the latest run; older verdicts are stale
+        self.gen = 0  # the latest run; older verdicts are stale
         self.running = False
 
     def _begin(self, title: str) -> int:
@@ -44,8 +49,7 @@ class Runs:
     def check(self, ex: Exercise) -> None:
         """Check the exercise's saved file (the caller saved it)."""
         gen = self._begin(ex.title)
-        self.owner.run_worker(partial(self._check, ex, gen), thread=True, group="check",
-                              exit_on_error=False)
+        self.owner.run_worker(partial(self._check, ex, gen), thread=True, group="check", exit_on_error=False)
 
     def _check(self, ex: Exercise, gen: int) -> None:
         host = self._host()
@@ -64,8 +68,9 @@ class Runs:
             self._error(str(exc))
             return False
         gen = self._begin(step.title)
-        self.owner.run_worker(partial(self._run_script, step, path, gen), thread=True, group="check",
-                              exit_on_error=False)
+        self.owner.run_worker(
+            partial(self._run_script, step, path, gen), thread=True, group="check", exit_on_error=False
+        )
         return True
 
     def _run_script(self, step: Passage, path: Path, gen: int) -> None:

@@ -26,9 +26,15 @@ from tutor.workspace import WorkspaceError
 class Saver:
     """Keeps the editor and its workspace file (`file`) in step."""
 
-    def __init__(self, owner: Widget, editor: Callable[[], CodeEditor], progress: Callable[[], Progress],
-                 error: Callable[[str], None], started: Callable[[], None]) -> None:
-        self.owner = owner          # runs timers and workers; receives SaveDone
+    def __init__(
+        self,
+        owner: Widget,
+        editor: Callable[[], CodeEditor],
+        progress: Callable[[], Progress],
+        error: Callable[[str], None],
+        started: Callable[[], None],
+    ) -> None:
+        self.owner = owner  # runs timers and workers; receives SaveDone
         self._editor = editor
         self._progress = progress
         self._error = error
@@ -37,7 +43,7 @@ class Saver:
         self._debounce = Debouncer()
         self._timer: Timer | None = None
         self.conflict = False  # a reload question is on screen: don't autosave
-        self._started: set[str] = set()     # exercises marked started this session
+        self._started: set[str] = set()  # exercises marked started this session
         self._unsaved: dict[str, str] = {}  # exercise id -> text the disk refused
 
     @property
@@ -66,8 +72,9 @@ class Saver:
             return
         text = self.editor.text
         if text != f.saved_text:
-            self.owner.run_worker(partial(self._write, f, text, f.ticket()), thread=True,
-                                  group="autosave", exit_on_error=False)
+            self.owner.run_worker(
+                partial(self._write, f, text, f.ticket()), thread=True, group="autosave", exit_on_error=False
+            )
 
     def _write(self, f: EditorFile, text: str, ticket: int) -> None:
         try:
@@ -185,7 +192,15 @@ class Saver:
                 f.ignore_disk()
                 self.save_now()
 
-        self.owner.app.push_screen(ConfirmScreen(
-            _("{name} changed on disk (another editor?) and differs from the editor.\n"
-              "Load the version on disk? (No keeps yours and saves it over the file.)", name=f.path.name),
-            yes=_("Load from disk"), no=_("Keep mine")), answered)
+        self.owner.app.push_screen(
+            ConfirmScreen(
+                _(
+                    "{name} changed on disk (another editor?) and differs from the editor.\n"
+                    "Load the version on disk? (No keeps yours and saves it over the file.)",
+                    name=f.path.name,
+                ),
+                yes=_("Load from disk"),
+                no=_("Keep mine"),
+            ),
+            answered,
+        )

@@ -77,8 +77,11 @@ def passed_count(exercises: list[Exercise], snap: Snapshot) -> int:
 
 def overall_label(course: Course, snap: Snapshot) -> str:
     """The course total (the chapter picker's title)."""
-    return _("{passed}/{total} exercises passed in the course", passed=passed_count(course.exercises, snap),
-             total=len(course.exercises))
+    return _(
+        "{passed}/{total} exercises passed in the course",
+        passed=passed_count(course.exercises, snap),
+        total=len(course.exercises),
+    )
 
 
 def chapter_progress_label(chapter: Chapter, snap: Snapshot) -> str:

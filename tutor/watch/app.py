@@ -31,13 +31,27 @@ class WatchApp(App[int]):
     ENABLE_COMMAND_PALETTE = False  # nine single keys, all in the footer: no palette needed
     BINDINGS = [
         # Translated once, at import: `tutor watch` has no language switch.
-        Binding("ctrl+c", "quit", _("Quit"), id="watch-ctrl-c", show=False, priority=True,
-                tooltip=_("Stop watching (as q does)")),
+        Binding(
+            "ctrl+c",
+            "quit",
+            _("Quit"),
+            id="watch-ctrl-c",
+            show=False,
+            priority=True,
+            tooltip=_("Stop watching (as q does)"),
+        ),
     ]
 
-    def __init__(self, course: Course, home: Path, start: Exercise, device: str = "auto", *,
-                 runner_factory: Callable[[], RunnerLike] | None = None,
-                 force_polling: bool | None = None) -> None:
+    def __init__(
+        self,
+        course: Course,
+        home: Path,
+        start: Exercise,
+        device: str = "auto",
+        *,
+        runner_factory: Callable[[], RunnerLike] | None = None,
+        force_polling: bool | None = None,
+    ) -> None:
         super().__init__()
         self.home = home
         self.progress = Progress(home)  # raises ProgressError: run_watch reports it
@@ -45,9 +59,12 @@ class WatchApp(App[int]):
         factory = runner_factory or (lambda: Runner(cache_dir=paths.cache_dir(home), device=device))
         self.session = WatchSession(course, self.progress, workspace, factory, start, device)
         self.session.go_to(start)
-        self.watcher = FileWatcher(workspace.root, lambda path: post(self, FileSaved(path)),
-                                   lambda reason: post(self, WatchFailed(reason)),
-                                   force_polling=force_polling)
+        self.watcher = FileWatcher(
+            workspace.root,
+            lambda path: post(self, FileSaved(path)),
+            lambda reason: post(self, WatchFailed(reason)),
+            force_polling=force_polling,
+        )
         self._closed = False
 
     def get_default_screen(self) -> Screen[Any]:
@@ -71,8 +88,9 @@ class WatchApp(App[int]):
         self.watch_screen.file_saved(message.path)
 
     def on_watch_failed(self, message: WatchFailed) -> None:
-        self.watch_screen.notify(_("{reason}. Press r to check after each save.", reason=message.reason),
-                                 severity="error", timeout=15)
+        self.watch_screen.notify(
+            _("{reason}. Press r to check after each save.", reason=message.reason), severity="error", timeout=15
+        )
 
     def close_resources(self) -> None:
         """Stop watching, stop the runner, close the database (idempotent)."""
@@ -93,8 +111,13 @@ def run_watch(course: Course, home: Path, start: Exercise, device: str = "auto")
         return 1
     try:
         app.run()
-        print(_("Stopped watching at {id}. `tutor watch` continues there; `tutor start` opens the app.",
-                id=app.session.current.id), file=sys.stderr)
+        print(
+            _(
+                "Stopped watching at {id}. `tutor watch` continues there; `tutor start` opens the app.",
+                id=app.session.current.id,
+            ),
+            file=sys.stderr,
+        )
     finally:
         app.close_resources()  # stops the runner: up to a few seconds if it is mid-start
     return app.return_code or 0

@@ -39,10 +39,11 @@ def watch_target(course: Course, words: list[str], progress: Progress) -> Exerci
         if not chapter.exercises:
             raise UsageError(_("chapter {number} has no exercises to watch", number=number))
         done = progress.all_exercises()
-        return next((e for e in chapter.exercises if e.id not in done or done[e.id].status != "passed"),
-                    chapter.exercises[0])
+        return next(
+            (e for e in chapter.exercises if e.id not in done or done[e.id].status != "passed"), chapter.exercises[0]
+        )
     if len(words) > 1:
-        raise UsageError(_("expected one exercise or `chapter N`, got {got}", got=repr(' '.join(words))))
+        raise UsageError(_("expected one exercise or `chapter N`, got {got}", got=repr(" ".join(words))))
     return find_exercise(course, words[0])
 
 
@@ -55,8 +56,10 @@ def cmd_watch(args: argparse.Namespace, home: Path) -> int:
         progress.close()
     Workspace(home).ensure(course)
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        err_console.print("tutor: " + _("`tutor watch` needs an interactive terminal; for headless use "
-                                        "run `tutor check`"), markup=False)
+        err_console.print(
+            "tutor: " + _("`tutor watch` needs an interactive terminal; for headless use run `tutor check`"),
+            markup=False,
+        )
         return EXIT_FAIL
     from tutor.watch.app import run_watch
 
@@ -89,9 +92,14 @@ def cmd_open(args: argparse.Namespace, home: Path) -> int:
         command = editor_command()
         if command is None:
             print(path)
-            err_console.print("tutor: " + _("set $VISUAL or $EDITOR to open it from here "
-                                            "(e.g. `export EDITOR=vim` or `export VISUAL='code --wait'`)"),
-                              markup=False)
+            err_console.print(
+                "tutor: "
+                + _(
+                    "set $VISUAL or $EDITOR to open it from here "
+                    "(e.g. `export EDITOR=vim` or `export VISUAL='code --wait'`)"
+                ),
+                markup=False,
+            )
             return EXIT_OK
         if not args.exercise:
             console.print(f"{exercise.id} · {exercise.title}", markup=False, style="bold")
@@ -100,7 +108,8 @@ def cmd_open(args: argparse.Namespace, home: Path) -> int:
         err_console.print(f"tutor: {exc}", markup=False)
         return EXIT_FAIL
     if status != 0:
-        err_console.print("tutor: " + _("{command} exited with status {status}", command=command[0], status=status),
-                          markup=False)
+        err_console.print(
+            "tutor: " + _("{command} exited with status {status}", command=command[0], status=status), markup=False
+        )
         return EXIT_FAIL
     return EXIT_OK

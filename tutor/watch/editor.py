@@ -22,7 +22,9 @@ def editor_command() -> list[str] | None:
             try:
                 return shlex.split(raw)
             except ValueError:
-                raise EditorError(_("cannot read ${name} ({raw}): unbalanced quotes", name=name, raw=repr(raw))) from None
+                raise EditorError(
+                    _("cannot read ${name} ({raw}): unbalanced quotes", name=name, raw=repr(raw))
+                ) from None
     return None
 
 
@@ -31,5 +33,6 @@ def open_in_editor(command: list[str], path: Path) -> int:
     try:
         return subprocess.call([*command, str(path)])
     except OSError as exc:
-        raise EditorError(_("cannot start the editor {name}: {error}", name=repr(command[0]),
-                             error=exc.strerror or exc)) from None
+        raise EditorError(
+            _("cannot start the editor {name}: {error}", name=repr(command[0]), error=exc.strerror or exc)
+        ) from None

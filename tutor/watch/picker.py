@@ -37,15 +37,21 @@ class ExercisePicker(ModalScreen[str | None]):
             for ex in chapter.exercises:
                 mark = "▶" if ex == self.current else " "
                 status = step_status(ex, self.snap)
-                prompt = Text.assemble(f"{mark} {icon(status)} ", (f"{chapter.number:>2}", "dim"), "  ",
-                                       (ex.title, "bold" if ex == self.current else ""),
-                                       (f"  {ex.id}", "dim"))
+                prompt = Text.assemble(
+                    f"{mark} {icon(status)} ",
+                    (f"{chapter.number:>2}", "dim"),
+                    "  ",
+                    (ex.title, "bold" if ex == self.current else ""),
+                    (f"  {ex.id}", "dim"),
+                )
                 if ex == self.current:
                     self._highlight = sum(1 for o in options if o is not None)
                 options.append(Option(prompt, id=ex.id))
         with Vertical(classes="dialog", id="watch-list-dialog"):
-            yield Static(_("Go to an exercise (Enter go, Esc close)  ✔ passed ◐ started ○ new "
-                           "⚡ needs a GPU"), classes="dialog-title")
+            yield Static(
+                _("Go to an exercise (Enter go, Esc close)  ✔ passed ◐ started ○ new ⚡ needs a GPU"),
+                classes="dialog-title",
+            )
             yield OptionList(*options, id="watch-list")
 
     def on_mount(self) -> None:

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
 # -- messages from worker and watcher threads ------------------------------------------------------
 
+
 class FileSaved(Message):
     def __init__(self, path: Path) -> None:
         super().__init__()
@@ -101,11 +102,21 @@ class WatchScreen(Screen[None]):
         Binding("h", "hint", _("Hint"), id="watch-hint", tooltip=_("Reveal the next hint (it counts as used)")),
         Binding("n", "next", _("Next"), id="watch-next", tooltip=_("Go to the next exercise")),
         Binding("p", "previous", _("Prev"), id="watch-previous", tooltip=_("Go to the previous exercise")),
-        Binding("r", "rerun", _("Re-run"), id="watch-rerun",
-                tooltip=_("Check the file now (a run in flight is cancelled and restarted)")),
+        Binding(
+            "r",
+            "rerun",
+            _("Re-run"),
+            id="watch-rerun",
+            tooltip=_("Check the file now (a run in flight is cancelled and restarted)"),
+        ),
         Binding("l", "list", _("List"), id="watch-list", tooltip=_("Every exercise with its status")),
-        Binding("s", "solution", _("Solution"), id="watch-solution",
-                tooltip=_("Your code beside the reference solution (after the hints, or after a pass)")),
+        Binding(
+            "s",
+            "solution",
+            _("Solution"),
+            id="watch-solution",
+            tooltip=_("Your code beside the reference solution (after the hints, or after a pass)"),
+        ),
         Binding("t", "task", _("Task"), id="watch-task", tooltip=_("Show the whole task, or fold it again")),
         Binding("e", "edit", _("Edit"), id="watch-edit", tooltip=_("Open the file in $VISUAL / $EDITOR")),
         Binding("q", "quit", _("Quit"), id="watch-quit", tooltip=_("Stop watching")),
@@ -114,7 +125,7 @@ class WatchScreen(Screen[None]):
     def __init__(self, session: WatchSession) -> None:
         super().__init__(id="watch")
         self.session = session
-        self.gen = 0               # the latest check; verdicts of older ones are stale
+        self.gen = 0  # the latest check; verdicts of older ones are stale
         self.running = False
         self.shown: Exercise | None = None  # whose verdict the results panel shows
         self.shown_passed = False
@@ -171,8 +182,10 @@ class WatchScreen(Screen[None]):
         try:
             arrival = self.session.arrival(ex)
         except UnicodeDecodeError:
-            self.notify(_("{name} is not UTF-8 text: save it as UTF-8 in your editor.",
-                          name=self.session.path(ex).name), severity="error")
+            self.notify(
+                _("{name} is not UTF-8 text: save it as UTF-8 in your editor.", name=self.session.path(ex).name),
+                severity="error",
+            )
             results.show_idle(self._idle_text(ex))
             return
         except (ProgressError, WorkspaceError, OSError) as exc:
@@ -193,13 +206,15 @@ class WatchScreen(Screen[None]):
             snap = Snapshot(self.session.progress.all_exercises(), set(), self.session.gpus)
         except ProgressError:
             snap = Snapshot({}, set(), self.session.gpus)
-        title = Text.assemble((f"{icon(step_status(ex, snap))} {ex.title}", "bold"),
-                              (f"   {self.session.place(ex)}", "dim"))
+        title = Text.assemble(
+            (f"{icon(step_status(ex, snap))} {ex.title}", "bold"), (f"   {self.session.place(ex)}", "dim")
+        )
         if len(title) > self.size.width - 2:  # narrow terminal: `ch 2 · 1/4`
             chapter_ = self.session.chapter(ex)
-            title = Text.assemble((f"{icon(step_status(ex, snap))} {ex.title}", "bold"),
-                                  (f"  ch {chapter_.number} · {chapter_.exercises.index(ex) + 1}/"
-                                   f"{len(chapter_.exercises)}", "dim"))
+            title = Text.assemble(
+                (f"{icon(step_status(ex, snap))} {ex.title}", "bold"),
+                (f"  ch {chapter_.number} · {chapter_.exercises.index(ex) + 1}/{len(chapter_.exercises)}", "dim"),
+            )
         chapter = f" · {self.session.chapter(ex).title}"
         if len(title) + len(chapter) <= self.size.width - 2:  # one line, even at 80 columns
             title.append(chapter, style="dim")
@@ -208,7 +223,7 @@ class WatchScreen(Screen[None]):
         shown = str(path)
         home = str(Path.home())
         if shown.startswith(home + os.sep):
-            shown = "~" + shown[len(home):]
+            shown = "~" + shown[len(home) :]
         # A terminal hyperlink (click or Ctrl+click where supported). A path too long for one
         # line folds without the label, rather than leaving the label alone on a line.
         line = Text(shown, style=Style(link=path.as_uri(), underline=True))
@@ -226,14 +241,16 @@ class WatchScreen(Screen[None]):
         summary, cut = task_summary(guide, ex.stub.name)
         text = task_summary(guide)[0] if full else summary
         scroll = self.query_one("#watch-task-scroll", VerticalScroll)
-        scroll.border_title = _("Task  ·  t folds it") if full else (
-            _("Task, in short  ·  t shows all of it") if cut else _("Task  ·  t unfolds it"))
+        scroll.border_title = (
+            _("Task  ·  t folds it")
+            if full
+            else (_("Task, in short  ·  t shows all of it") if cut else _("Task  ·  t unfolds it"))
+        )
         self.query_one("#watch-task-text", Static).update(RichMarkdown(text))
         scroll.scroll_home(animate=False)
 
     def _idle_text(self, ex: Exercise) -> str:
-        text = _("Edit {name} in your editor and save: every save is checked here.",
-                 name=self.session.path(ex).name)
+        text = _("Edit {name} in your editor and save: every save is checked here.", name=self.session.path(ex).name)
         runs, why = self.session.runs_here(ex)
         if not runs:
             if why == ex.needs.describe():  # the plain reason: say it in the learner's language
@@ -254,10 +271,17 @@ class WatchScreen(Screen[None]):
         left = len(ex.hints) - revealed
         parts: list[RichMarkdown] = []  # hints are Markdown (`code`), as in the app's hint panel
         for i in range(revealed, 0, -1):
-            parts.append(RichMarkdown(f"**{_('Hint {i}/{n}', i=i, n=len(ex.hints))}:** {ex.hints[i - 1]}",
-                                      style="" if i == revealed else "dim"))
-        box.border_title = (_("Hints  ·  h: the next ({left} left)", left=left) if left else
-                            _("Hints  ·  no more: s shows the reference solution beside your code"))
+            parts.append(
+                RichMarkdown(
+                    f"**{_('Hint {i}/{n}', i=i, n=len(ex.hints))}:** {ex.hints[i - 1]}",
+                    style="" if i == revealed else "dim",
+                )
+            )
+        box.border_title = (
+            _("Hints  ·  h: the next ({left} left)", left=left)
+            if left
+            else _("Hints  ·  no more: s shows the reference solution beside your code")
+        )
         self.query_one("#watch-hints-text", Static).update(Group(*parts))
         box.scroll_home(animate=False)
 
@@ -304,8 +328,7 @@ class WatchScreen(Screen[None]):
 
     def on_runner_up(self, message: RunnerUp) -> None:
         if message.gpus is None:
-            self.notify(_("The runner could not start: {reason}", reason=message.error), severity="error",
-                        timeout=10)
+            self.notify(_("The runner could not start: {reason}", reason=message.error), severity="error", timeout=10)
             return
         self.session.gpus = message.gpus
         self._show_header(self.session.current)
@@ -318,7 +341,9 @@ class WatchScreen(Screen[None]):
         if not path.exists():  # deleted (or mid-save): wait for the file to come back
             return
         self._stamp = self.session.stamp(ex)
-        if os.path.realpath(path) != os.path.realpath(self.session.path(ex)) or not self.session.changed_since_check(ex):
+        if os.path.realpath(path) != os.path.realpath(self.session.path(ex)) or not self.session.changed_since_check(
+            ex
+        ):
             return
         self.check_now()
 
@@ -351,14 +376,16 @@ class WatchScreen(Screen[None]):
         if following is None:
             results.show_verdict(verdict, ex.title, _("Every exercise that runs here has passed!"))
             self._show_header(ex)
-            self.notify(_("✔ {title} passed: that was the last one to do.", title=ex.title),
-                        title=_("Well done!"))
+            self.notify(_("✔ {title} passed: that was the last one to do.", title=ex.title), title=_("Well done!"))
             return
-        results.show_verdict(verdict, ex.title,
-                             _("Next: {title} (p goes back, s shows the reference solution)",
-                               title=following.title))
-        self.notify(_("✔ {title} passed. Now watching {name}.", title=ex.title,
-                      name=self.session.path(following).name), title=_("Well done!"), timeout=6)
+        results.show_verdict(
+            verdict, ex.title, _("Next: {title} (p goes back, s shows the reference solution)", title=following.title)
+        )
+        self.notify(
+            _("✔ {title} passed. Now watching {name}.", title=ex.title, name=self.session.path(following).name),
+            title=_("Well done!"),
+            timeout=6,
+        )
         self.go_to(following, keep_results=True)
 
     # -- keys -----------------------------------------------------------------------------------
@@ -367,8 +394,9 @@ class WatchScreen(Screen[None]):
         ex = self.session.current
         try:
             if not self.session.reveal_hint():
-                self.notify(_("All {n} hints are shown. s shows the reference solution beside your code.",
-                              n=len(ex.hints)))
+                self.notify(
+                    _("All {n} hints are shown. s shows the reference solution beside your code.", n=len(ex.hints))
+                )
         except ProgressError as exc:
             self.notify(str(exc), severity="error")
         self._show_hints(ex)
@@ -424,8 +452,9 @@ class WatchScreen(Screen[None]):
         try:
             command = editor_command()
             if command is None:
-                self.notify(_("Set $VISUAL or $EDITOR to open files from here. The file: {path}", path=path),
-                            timeout=10)
+                self.notify(
+                    _("Set $VISUAL or $EDITOR to open files from here. The file: {path}", path=path), timeout=10
+                )
                 return
             # A terminal editor takes over this terminal until it exits; saves made in it are
             # seen by the watcher and checked when we are back.

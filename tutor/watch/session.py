@@ -25,8 +25,9 @@ from tutor.workspace import Workspace, WorkspaceError
 class RunnerLike(Protocol):
     """The part of tutor.runner.client.Runner that watch mode uses (tests pass a fake)."""
 
-    def check(self, exercise: Exercise, code: Path, on_event: Callable[[Event], None] | None = None,
-              seed: int | None = None) -> Verdict: ...
+    def check(
+        self, exercise: Exercise, code: Path, on_event: Callable[[Event], None] | None = None, seed: int | None = None
+    ) -> Verdict: ...
 
     def cancel(self) -> bool: ...
 
@@ -47,8 +48,15 @@ class Arrival:
 
 
 class WatchSession:
-    def __init__(self, course: Course, progress: Progress, workspace: Workspace,
-                 runner_factory: Callable[[], RunnerLike], start: Exercise, device: str = "auto") -> None:
+    def __init__(
+        self,
+        course: Course,
+        progress: Progress,
+        workspace: Workspace,
+        runner_factory: Callable[[], RunnerLike],
+        start: Exercise,
+        device: str = "auto",
+    ) -> None:
         self.course = course
         self.progress = progress
         self.workspace = workspace
@@ -85,8 +93,12 @@ class WatchSession:
         """`chapter 2 · exercise 1/4`."""
         ex = exercise or self.current
         chapter = self.chapter(ex)
-        return _("chapter {number} · exercise {i}/{n}", number=chapter.number,
-                 i=chapter.exercises.index(ex) + 1, n=len(chapter.exercises))
+        return _(
+            "chapter {number} · exercise {i}/{n}",
+            number=chapter.number,
+            i=chapter.exercises.index(ex) + 1,
+            n=len(chapter.exercises),
+        )
 
     def go_to(self, exercise: Exercise) -> None:
         """Make `exercise` current and remember it, so `tutor check`, `tutor start` and the next
@@ -115,7 +127,7 @@ class WatchSession:
         passed and can run here, wrapping around to earlier ones; None when none is left."""
         i = self.exercises.index(exercise)
         passed = {k for k, v in self.progress.all_exercises().items() if v.status == PASSED}
-        for ex in self.exercises[i + 1:] + self.exercises[:i]:
+        for ex in self.exercises[i + 1 :] + self.exercises[:i]:
             if ex.id not in passed and self.runs_here(ex)[0]:
                 return ex
         return None
@@ -141,8 +153,7 @@ class WatchSession:
             return None
         left = len(exercise.hints) - self.hints_used(exercise)
         if left > 0:
-            return _("The solution opens after the hints (h reveals the next, {left} left) "
-                     "or after a pass.", left=left)
+            return _("The solution opens after the hints (h reveals the next, {left} left) or after a pass.", left=left)
         return None
 
     # -- checks ---------------------------------------------------------------------------------
@@ -193,11 +204,12 @@ class WatchSession:
         try:
             self._checked[exercise.id] = self.text(exercise)
         except UnicodeDecodeError:
-            return Verdict(status=ERROR, reason=_("{name} is not UTF-8 text: save it as UTF-8 in your "
-                                                  "editor", name=self.path(exercise).name))
+            return Verdict(
+                status=ERROR,
+                reason=_("{name} is not UTF-8 text: save it as UTF-8 in your editor", name=self.path(exercise).name),
+            )
         except (OSError, WorkspaceError) as exc:
-            return Verdict(status=ERROR, reason=_("cannot read {name}: {error}", name=self.path(exercise),
-                                                  error=exc))
+            return Verdict(status=ERROR, reason=_("cannot read {name}: {error}", name=self.path(exercise), error=exc))
         try:
             return self.runner.check(exercise, self.path(exercise), on_event)
         except Exception as exc:  # the runner must never take the screen down

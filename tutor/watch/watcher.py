@@ -22,8 +22,14 @@ MAX_BURST_MS = 1200
 
 
 class FileWatcher:
-    def __init__(self, root: Path, on_change: Callable[[Path], None],
-                 on_error: Callable[[str], None] | None = None, *, force_polling: bool | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        on_change: Callable[[Path], None],
+        on_error: Callable[[str], None] | None = None,
+        *,
+        force_polling: bool | None = None,
+    ) -> None:
         self.root = Path(os.path.realpath(root))
         self.on_change = on_change
         self.on_error = on_error
@@ -59,10 +65,16 @@ class FileWatcher:
         polling = self.force_polling
         while not self._stop.is_set():
             try:
-                for changes in watchfiles.watch(self.root, watch_filter=self._is_target, step=QUIET_MS,
-                                                debounce=MAX_BURST_MS, stop_event=self._stop,
-                                                raise_interrupt=False, force_polling=polling,
-                                                ignore_permission_denied=True):
+                for changes in watchfiles.watch(
+                    self.root,
+                    watch_filter=self._is_target,
+                    step=QUIET_MS,
+                    debounce=MAX_BURST_MS,
+                    stop_event=self._stop,
+                    raise_interrupt=False,
+                    force_polling=polling,
+                    ignore_permission_denied=True,
+                ):
                     target = self._target
                     if target and any(os.path.realpath(p) == target for _, p in changes):
                         self.on_change(Path(target))

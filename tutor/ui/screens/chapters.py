@@ -35,8 +35,14 @@ class ChapterPicker(ModalScreen[int | None]):
             done = passed_count(ch.exercises, self.snap)
             total = len(ch.exercises)
             mark = "▶" if ch.number == self.current else " "
-            prompt = Text.assemble(f"{mark} {ch.number:2d}  ", (ch.title, "bold"),
-                                   ("  " + _("{done}/{total} passed", done=done, total=total), "green" if total and done == total else "dim"))
+            prompt = Text.assemble(
+                f"{mark} {ch.number:2d}  ",
+                (ch.title, "bold"),
+                (
+                    "  " + _("{done}/{total} passed", done=done, total=total),
+                    "green" if total and done == total else "dim",
+                ),
+            )
             entry: RenderableType = prompt
             if ch.summary:  # indented as a block, so its wrapped lines stay under the title
                 entry = Group(prompt, Padding(Text(ch.summary, style="dim"), (0, 0, 0, 6)))
@@ -44,8 +50,10 @@ class ChapterPicker(ModalScreen[int | None]):
             if ch.number == self.current:
                 highlighted = i
         with Vertical(classes="dialog", id="chapters-dialog"):
-            yield Static(_("Jump to a chapter  (Enter opens, Esc closes)") + " · "
-                         + overall_label(self.course, self.snap), classes="dialog-title")
+            yield Static(
+                _("Jump to a chapter  (Enter opens, Esc closes)") + " · " + overall_label(self.course, self.snap),
+                classes="dialog-title",
+            )
             yield OptionList(*options, id="chapter-list")
         self._highlighted = highlighted
 

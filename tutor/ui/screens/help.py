@@ -18,18 +18,26 @@ from tutor.typing_engine import HELP as TYPEALONG_HELP
 from tutor.ui.status import LEGEND
 
 NOTES = [
-    N_("Tab: on an empty line (where you are stuck) it reveals the next hint, and a hint's "
-    "one-line code then shows dim on that line: Tab again inserts it (→ only moves the cursor). "
-    "In a line's leading whitespace, or with several lines selected, Tab indents; elsewhere in "
-    "code it gives the next hint. After the last hint it offers the reference solution."),
+    N_(
+        "Tab: on an empty line (where you are stuck) it reveals the next hint, and a hint's "
+        "one-line code then shows dim on that line: Tab again inserts it (→ only moves the cursor). "
+        "In a line's leading whitespace, or with several lines selected, Tab indents; elsewhere in "
+        "code it gives the next hint. After the last hint it offers the reference solution."
+    ),
     N_("Shift+Tab: removes one level of indentation. Enter keeps the indentation (one more after ':')."),
-    N_("Esc never leaves the editor: it closes the newest panel (hints or results). F7 brings the "
-    "panels back; Alt+↑/↓ (or Ctrl+↑/↓) scrolls the open one. Typing always goes to the editor."),
-    N_("Layout: F4 zooms the guide, then the work, to the full width; Alt+Shift+←/→ moves the "
-    "split; F2 shows the list of steps. Your choice is remembered."),
-    N_("Your code is saved automatically (half a second after you stop typing), and before every "
-    "check, step change and quit; the cursor reopens where you left it. Reset keeps a backup in "
-    "the tutor home's backups/ folder."),
+    N_(
+        "Esc never leaves the editor: it closes the newest panel (hints or results). F7 brings the "
+        "panels back; Alt+↑/↓ (or Ctrl+↑/↓) scrolls the open one. Typing always goes to the editor."
+    ),
+    N_(
+        "Layout: F4 zooms the guide, then the work, to the full width; Alt+Shift+←/→ moves the "
+        "split; F2 shows the list of steps. Your choice is remembered."
+    ),
+    N_(
+        "Your code is saved automatically (half a second after you stop typing), and before every "
+        "check, step change and quit; the cursor reopens where you left it. Reset keeps a backup in "
+        "the tutor home's backups/ folder."
+    ),
     N_("Ctrl+P opens the command palette: every action above can be searched there."),
 ]
 
@@ -49,8 +57,18 @@ EDITOR_KEYS = [
 ]
 
 
-_NAMES = {"ctrl": "Ctrl", "alt": "Alt", "shift": "Shift", "tab": "Tab", "escape": "Esc",
-          "left": "←", "right": "→", "up": "↑", "down": "↓", "enter": "Enter"}
+_NAMES = {
+    "ctrl": "Ctrl",
+    "alt": "Alt",
+    "shift": "Shift",
+    "tab": "Tab",
+    "escape": "Esc",
+    "left": "←",
+    "right": "→",
+    "up": "↑",
+    "down": "↓",
+    "enter": "Enter",
+}
 
 
 def key_label(binding: Binding) -> str:
@@ -99,11 +117,18 @@ class HelpScreen(ModalScreen[None]):
             editor.add_row(keys, _(what))
         # The icons first (short, and what a newcomer asks first), then keys, then the notes.
         body = Group(
-            Text(_("Step icons"), style="bold"), legend, Text(""),
-            bindings_table(self.bindings_list), Text(""),
-            _bullets(NOTES), Text(""),
-            Text(_("Type-along"), style="bold"), _bullets(TYPEALONG_HELP),
-            Text(""), Text(_("Editor keys"), style="bold"), editor,
+            Text(_("Step icons"), style="bold"),
+            legend,
+            Text(""),
+            bindings_table(self.bindings_list),
+            Text(""),
+            _bullets(NOTES),
+            Text(""),
+            Text(_("Type-along"), style="bold"),
+            _bullets(TYPEALONG_HELP),
+            Text(""),
+            Text(_("Editor keys"), style="bold"),
+            editor,
         )
         with Vertical(classes="dialog", id="help-dialog"):
             yield Static(_("Help  (↑/↓ and PgUp/PgDn scroll; Esc or F1 closes)"), classes="dialog-title")

@@ -76,18 +76,33 @@ FOOTER: dict[str, tuple[str, ...]] = {
 
 # (keys, action, description, id, tooltip) of the bindings the footer may show.
 _SHOWN = [
-    ("ctrl+r,f5", "run", N_("Check"), "run",
-     N_("Check your code (pressing it again cancels the run in flight and restarts)")),
-    ("ctrl+r,f5", "run_passage", N_("Run"), "run-passage",
-     N_("Run the passage you typed as a program and show its output")),
+    (
+        "ctrl+r,f5",
+        "run",
+        N_("Check"),
+        "run",
+        N_("Check your code (pressing it again cancels the run in flight and restarts)"),
+    ),
+    (
+        "ctrl+r,f5",
+        "run_passage",
+        N_("Run"),
+        "run-passage",
+        N_("Run the passage you typed as a program and show its output"),
+    ),
     ("ctrl+n,alt+right", "next_step", N_("Next"), "next-step", N_("Next step")),
     # Ctrl+P stays Textual's command palette (the way to reach F-key actions on laptops whose
     # F-keys are media keys), so "previous" is Alt+← only.
     ("alt+left", "previous_step", N_("Prev"), "previous-step", N_("Previous step")),
     ("f2", "toggle_navigator", N_("Steps"), "steps", N_("Show or hide the list of steps")),
     ("ctrl+o", "chapters", N_("Chapters"), "chapters", N_("Jump to another chapter")),
-    ("f9", "solution", N_("Solution"), "solution",
-     N_("Show the reference solution beside your code (once passed, or after the last hint)")),
+    (
+        "f9",
+        "solution",
+        N_("Solution"),
+        "solution",
+        N_("Show the reference solution beside your code (once passed, or after the last hint)"),
+    ),
     ("f4", "zoom", N_("Zoom"), "zoom", N_("Give the guide, then the work, the full width; again: side by side")),
     ("f1", "help", N_("Help"), "help", N_("Every key, what Tab does, the step icons")),
 ]
@@ -113,24 +128,73 @@ class MainScreen(Screen[None]):
 
     BINDINGS = [
         *_footer_bindings(),
-        Binding("f8", "reset", N_("Reset"), id="reset", show=False,
-                tooltip=N_("Reset the exercise to its stub (asks first; your version is backed up)")),
-        Binding("alt+shift+left", "split(-1)", N_("Split ◀"), id="split-left", show=False,
-                tooltip=N_("Move the split: narrower guide")),
-        Binding("alt+shift+right", "split(1)", N_("Split ▶"), id="split-right", show=False,
-                tooltip=N_("Move the split: wider guide")),
-        Binding("alt+down,ctrl+down", "scroll_panel(1)", N_("Scroll panel"), id="panel-down", show=False,
-                tooltip=N_("Scroll the results (or hints) panel down")),
-        Binding("alt+up,ctrl+up", "scroll_panel(-1)", N_("Scroll panel up"), id="panel-up", show=False,
-                tooltip=N_("Scroll the results (or hints) panel up")),
+        Binding(
+            "f8",
+            "reset",
+            N_("Reset"),
+            id="reset",
+            show=False,
+            tooltip=N_("Reset the exercise to its stub (asks first; your version is backed up)"),
+        ),
+        Binding(
+            "alt+shift+left",
+            "split(-1)",
+            N_("Split ◀"),
+            id="split-left",
+            show=False,
+            tooltip=N_("Move the split: narrower guide"),
+        ),
+        Binding(
+            "alt+shift+right",
+            "split(1)",
+            N_("Split ▶"),
+            id="split-right",
+            show=False,
+            tooltip=N_("Move the split: wider guide"),
+        ),
+        Binding(
+            "alt+down,ctrl+down",
+            "scroll_panel(1)",
+            N_("Scroll panel"),
+            id="panel-down",
+            show=False,
+            tooltip=N_("Scroll the results (or hints) panel down"),
+        ),
+        Binding(
+            "alt+up,ctrl+up",
+            "scroll_panel(-1)",
+            N_("Scroll panel up"),
+            id="panel-up",
+            show=False,
+            tooltip=N_("Scroll the results (or hints) panel up"),
+        ),
         # The editor binds F7 to select-all: priority, so the panels come back from anywhere.
-        Binding("f7", "toggle_panels", N_("Panels"), id="panels", show=False, priority=True,
-                tooltip=N_("Show the hint and results panels again (Esc closes the top one)")),
-        Binding("ctrl+s", "save", N_("Save"), id="save", show=False,
-                tooltip=N_("Save now (your code is also saved automatically as you type)")),
+        Binding(
+            "f7",
+            "toggle_panels",
+            N_("Panels"),
+            id="panels",
+            show=False,
+            priority=True,
+            tooltip=N_("Show the hint and results panels again (Esc closes the top one)"),
+        ),
+        Binding(
+            "ctrl+s",
+            "save",
+            N_("Save"),
+            id="save",
+            show=False,
+            tooltip=N_("Save now (your code is also saved automatically as you type)"),
+        ),
         # F12: the language, live (the step, the editor and the results stay as they are).
-        Binding("f12", "switch_language", N_("Language"), id="language", show=False,
-                tooltip=N_("Switch between English and 中文 (remembered for next time)")),
+        Binding(
+            "f12",
+            "switch_language",
+            N_("Language"),
+            id="language",
+            show=False,
+            tooltip=N_("Switch between English and 中文 (remembered for next time)"),
+        ),
     ]
 
     def __init__(self, chapter: int, step_id: str | None) -> None:
@@ -139,8 +203,13 @@ class MainScreen(Screen[None]):
         self._start = (chapter, step_id)
         self.chapter: Chapter | None = None
         self.step: Step | None = None
-        self.saver = Saver(self, lambda: self.query_one("#editor", CodeEditor),
-                           lambda: self.tutor.progress, self.error, self.refresh_status)
+        self.saver = Saver(
+            self,
+            lambda: self.query_one("#editor", CodeEditor),
+            lambda: self.tutor.progress,
+            self.error,
+            self.refresh_status,
+        )
         self.runs = Runs(self, lambda: self.tutor, lambda: self.query_one(ResultsPanel), self.error)
         self._panels: list[str] = []  # open panels, most recent last (Esc closes the last)
         self._prefs: dict[str, str | None] = {}  # ui.* progress state, cached
@@ -178,10 +247,13 @@ class MainScreen(Screen[None]):
             return
         if not self._work_started:
             self._work_started = True
-            switcher = ContentSwitcher(CodeEditor.for_code(id="editor", language_later=True),
-                                       Container(id="typing-area"), id="work", initial="editor")
-            await self.query_one("#work-pane").mount_all(
-                [switcher, HintPanel(id="hints"), ResultsPanel(id="results")])
+            switcher = ContentSwitcher(
+                CodeEditor.for_code(id="editor", language_later=True),
+                Container(id="typing-area"),
+                id="work",
+                initial="editor",
+            )
+            await self.query_one("#work-pane").mount_all([switcher, HintPanel(id="hints"), ResultsPanel(id="results")])
             self._work_ready.set()
         await self._work_ready.wait()
 
@@ -197,9 +269,15 @@ class MainScreen(Screen[None]):
         self.set_class(small, "-too-small")
         if small:
             self.query_one("#too-small", Static).update(
-                _("Terminal too small ({width}x{height}): tutor needs at least {min_width}x{min_height}. "
-                  "Enlarge the window; your work is saved.", width=width, height=height,
-                  min_width=MIN_WIDTH, min_height=MIN_HEIGHT))
+                _(
+                    "Terminal too small ({width}x{height}): tutor needs at least {min_width}x{min_height}. "
+                    "Enlarge the window; your work is saved.",
+                    width=width,
+                    height=height,
+                    min_width=MIN_WIDTH,
+                    min_height=MIN_HEIGHT,
+                )
+            )
         if self.step is not None:
             self._apply_layout()
 
@@ -220,8 +298,9 @@ class MainScreen(Screen[None]):
             self.error(str(exc))
 
     def _kind(self) -> str:
-        return ("exercise" if isinstance(self.step, Exercise) else
-                "passage" if isinstance(self.step, Passage) else "read")
+        return (
+            "exercise" if isinstance(self.step, Exercise) else "passage" if isinstance(self.step, Passage) else "read"
+        )
 
     def _apply_layout(self) -> None:
         """Step kind, zoom, split and navigator choice -> classes and the guide's width."""
@@ -229,8 +308,14 @@ class MainScreen(Screen[None]):
         zoom = self._state("zoom", "split") if kind != "read" else "split"
         nav = self._state(f"nav.{'read' if kind == 'read' else 'work'}", "1" if kind == "read" else "0")
         # One style update for all of them (each set_class would restyle the whole screen).
-        want = {"-read": kind == "read", "-exercise": kind == "exercise", "-passage": kind == "passage",
-                "-zoom-guide": zoom == "guide", "-zoom-work": zoom == "work", "-nav": nav == "1"}
+        want = {
+            "-read": kind == "read",
+            "-exercise": kind == "exercise",
+            "-passage": kind == "passage",
+            "-zoom-guide": zoom == "guide",
+            "-zoom-work": zoom == "work",
+            "-nav": nav == "1",
+        }
         if any(self.has_class(name) != on for name, on in want.items()):
             for name, on in want.items():
                 self.set_class(on, name, update=False)
@@ -317,7 +402,7 @@ class MainScreen(Screen[None]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action.startswith("footer_"):
-            name = action[len("footer_"):]
+            name = action[len("footer_") :]
             if name == "run_passage":
                 return self._kind() == "passage" and self._typed_passage() is not None
             return self._kind() in FOOTER.get(name, ())
@@ -326,7 +411,7 @@ class MainScreen(Screen[None]):
     def __getattr__(self, name: str) -> object:
         # footer_<action> runs <action>: the shown twin of a binding does what the hidden does.
         if name.startswith("action_footer_"):
-            return getattr(self, "action_" + name[len("action_footer_"):])
+            return getattr(self, "action_" + name[len("action_footer_") :])
         raise AttributeError(name)
 
     # -- where we are ---------------------------------------------------------------------------
@@ -359,15 +444,17 @@ class MainScreen(Screen[None]):
         """Open chapter `number` at `step_id`, else where the learner was, else its start."""
         chapter, step, unknown = self._resolve(number, step_id)
         if unknown:
-            self.notify(_("There is no chapter {number}; opening chapter {chapter}.", number=number,
-                          chapter=chapter.number),
-                        severity="warning")
+            self.notify(
+                _("There is no chapter {number}; opening chapter {chapter}.", number=number, chapter=chapter.number),
+                severity="warning",
+            )
         self.go_to(step)
 
     def go_to(self, step: Step) -> bool:
         """Show `step` (of any chapter): save the current file first, then guide, navigator,
         work area. False when the learner must first answer a question about their file."""
         if isinstance(step, (Exercise, Passage)) and not self._work_built:
+
             async def when_built() -> None:  # only in the moment after the first paint
                 await self._build_work()
                 self.go_to(step)
@@ -410,7 +497,8 @@ class MainScreen(Screen[None]):
         self.query_one("#step-title", Static).update(line)
         self.tutor.update_header(self.chapter, snap)
         self.query_one("#title-bar", Static).update(
-            Text(f"{self.app.title} — {chapter_progress_label(self.chapter, snap)}"))
+            Text(f"{self.app.title} — {chapter_progress_label(self.chapter, snap)}")
+        )
 
     def _show_work(self, step: Step) -> None:
         self.saver.file = None
@@ -459,8 +547,14 @@ class MainScreen(Screen[None]):
             text = f.load()
         except (WorkspaceError, OSError, UnicodeDecodeError) as exc:
             # Show the stub read-only and never autosave over a file we could not read.
-            self.error(_("cannot open your copy of {id} ({path}): {error}", id=ex.id, path=f.path,
-                         error=getattr(exc, 'strerror', None) or exc))
+            self.error(
+                _(
+                    "cannot open your copy of {id} ({path}): {error}",
+                    id=ex.id,
+                    path=f.path,
+                    error=getattr(exc, "strerror", None) or exc,
+                )
+            )
             editor.read_only = True
             editor.load_text(ex.stub.read_text(encoding="utf-8"))
             return
@@ -531,8 +625,14 @@ class MainScreen(Screen[None]):
                 self._apply_layout()
                 editor.focus()
             return
-        if (self.exercise is not None and event.is_printable and event.character
-                and self.focused is not editor and not editor.read_only and editor.display):
+        if (
+            self.exercise is not None
+            and event.is_printable
+            and event.character
+            and self.focused is not editor
+            and not editor.read_only
+            and editor.display
+        ):
             event.stop()
             editor.focus()
             editor.type_text(event.character)
@@ -570,8 +670,7 @@ class MainScreen(Screen[None]):
                 if panel.reopen():
                     self._panels.append(name)
             if not self._panels:
-                self.notify(_("No hints or results yet: Tab on an empty line gives a hint, "
-                              "Ctrl+R checks."), timeout=4)
+                self.notify(_("No hints or results yet: Tab on an empty line gives a hint, Ctrl+R checks."), timeout=4)
         self._fit_panels()
 
     def action_scroll_panel(self, direction: int) -> None:
@@ -599,9 +698,11 @@ class MainScreen(Screen[None]):
             self.query_one("#guide-scroll").focus()
         elif self.exercise is not None:
             self.query_one("#editor").focus()
-        words = {"split": _("Zoom: guide and work side by side (F4 again to change)."),
-                 "guide": _("Zoom: the guide, full width (F4 again to change)."),
-                 "work": _("Zoom: the work, full width (F4 again to change).")}
+        words = {
+            "split": _("Zoom: guide and work side by side (F4 again to change)."),
+            "guide": _("Zoom: the guide, full width (F4 again to change)."),
+            "work": _("Zoom: the work, full width (F4 again to change)."),
+        }
         self.notify(words[nxt], timeout=2)
 
     def action_split(self, direction: int) -> None:
@@ -676,8 +777,7 @@ class MainScreen(Screen[None]):
             return
         typed = self._typed_passage()
         if typed is None:
-            self.notify(_("Finish typing the passage first; then Ctrl+R runs what you typed."),
-                        severity="warning")
+            self.notify(_("Finish typing the passage first; then Ctrl+R runs what you typed."), severity="warning")
             return
         if self.runs.run_passage(step, typed):
             self.add_class("-passage-run")
@@ -710,8 +810,7 @@ class MainScreen(Screen[None]):
         self._mistake = (ex.id, mistake.hint) if mistake else None
         if mistake:
             hint = N_("This looks like a known mistake: Tab on an empty line shows a hint for it.")
-        self.query_one(ResultsPanel).show_verdict(verdict, ex.title,
-                                                  hint if verdict.passed or mistake else "")
+        self.query_one(ResultsPanel).show_verdict(verdict, ex.title, hint if verdict.passed or mistake else "")
         self._opened("results")
         # No toast: the results banner already says it, and a toast would cover the panel.
 
@@ -780,8 +879,10 @@ class MainScreen(Screen[None]):
             return
         left = len(ex.hints) - self._hints_used(ex)
         if left > 0:
-            self.notify(_("Try the hints first: Tab on an empty line reveals the next ({left} left).",
-                          left=left), severity="warning")
+            self.notify(
+                _("Try the hints first: Tab on an empty line reveals the next ({left} left).", left=left),
+                severity="warning",
+            )
             return
         self._offer_solution(ex)
 
@@ -799,9 +900,14 @@ class MainScreen(Screen[None]):
             if yes and self.exercise == ex:
                 self._show_solution(ex)
 
-        self.app.push_screen(ConfirmScreen(
-            _("That was the last of {n} hints.\nReveal the reference solution beside your code?",
-              n=len(ex.hints)), yes=_("Show solution"), no=_("Not yet")), answered)
+        self.app.push_screen(
+            ConfirmScreen(
+                _("That was the last of {n} hints.\nReveal the reference solution beside your code?", n=len(ex.hints)),
+                yes=_("Show solution"),
+                no=_("Not yet"),
+            ),
+            answered,
+        )
 
     # -- other actions --------------------------------------------------------------------------
 
@@ -830,9 +936,17 @@ class MainScreen(Screen[None]):
                 said += " " + _("Your version was saved as {name}.", name=backup.name)
             self.notify(said)
 
-        self.app.push_screen(ConfirmScreen(
-            _("Reset {title} to the starting code?\nYour current version is kept in the backups "
-              "folder.", title=ex.title), yes=_("Reset"), no=_("Cancel")), answered)
+        self.app.push_screen(
+            ConfirmScreen(
+                _(
+                    "Reset {title} to the starting code?\nYour current version is kept in the backups folder.",
+                    title=ex.title,
+                ),
+                yes=_("Reset"),
+                no=_("Cancel"),
+            ),
+            answered,
+        )
 
     def _neighbour(self, delta: int) -> Step | None:
         """The next/previous step, crossing into the neighbouring chapter at the ends."""
@@ -875,8 +989,7 @@ class MainScreen(Screen[None]):
 
         from tutor.ui.screens.chapters import ChapterPicker
 
-        self.app.push_screen(ChapterPicker(self.tutor.course, self.chapter.number,
-                                           self.tutor.snapshot()), chosen)
+        self.app.push_screen(ChapterPicker(self.tutor.course, self.chapter.number, self.tutor.snapshot()), chosen)
 
     def action_help(self) -> None:
         from tutor.ui.screens.help import HelpScreen

@@ -47,8 +47,13 @@ class SolutionScreen(ModalScreen[None]):
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog", id="solution-dialog"):
-            yield Static(_("Reference solution: {title}  (red: only yours, green: only the "
-                           "reference, yellow: changed; Esc closes)", title=self.title_text),
-                         classes="dialog-title")
+            yield Static(
+                _(
+                    "Reference solution: {title}  (red: only yours, green: only the "
+                    "reference, yellow: changed; Esc closes)",
+                    title=self.title_text,
+                ),
+                classes="dialog-title",
+            )
             with VerticalScroll(id="solution-scroll"):
                 yield Static(side_by_side(self.mine, self.reference), id="solution-diff")

@@ -33,15 +33,28 @@ class CodeEditor(TextArea):
     LANGUAGE: ClassVar[str | None] = "python"
 
     BINDINGS = [
-        Binding("tab", "tab_key", N_("Hint"), id="hint",
-                tooltip=N_("Next hint on an empty line (or in a line of code); indents in leading "
-                           "whitespace or a selection; inserts a shown suggestion")),
-        Binding("shift+tab", "dedent", N_("Dedent"), id="dedent", show=False,
-                tooltip=N_("Remove one level of indentation")),
-        Binding("ctrl+a", "select_all", N_("Select all"), id="select-all", show=False,
-                tooltip=N_("Select all the text (Home goes to the line start)")),
-        Binding("f3", "toggle_wrap", N_("Wrap"), id="wrap", show=False,
-                tooltip=N_("Soft-wrap long lines on/off")),
+        Binding(
+            "tab",
+            "tab_key",
+            N_("Hint"),
+            id="hint",
+            tooltip=N_(
+                "Next hint on an empty line (or in a line of code); indents in leading "
+                "whitespace or a selection; inserts a shown suggestion"
+            ),
+        ),
+        Binding(
+            "shift+tab", "dedent", N_("Dedent"), id="dedent", show=False, tooltip=N_("Remove one level of indentation")
+        ),
+        Binding(
+            "ctrl+a",
+            "select_all",
+            N_("Select all"),
+            id="select-all",
+            show=False,
+            tooltip=N_("Select all the text (Home goes to the line start)"),
+        ),
+        Binding("f3", "toggle_wrap", N_("Wrap"), id="wrap", show=False, tooltip=N_("Soft-wrap long lines on/off")),
     ]
 
     class HintRequested(Message):
@@ -67,8 +80,13 @@ class CodeEditor(TextArea):
         only on its own empty line, with the cursor at its end and nothing selected."""
         row, col = self.cursor_location
         line = self.document[row] if row < self.document.line_count else ""
-        show = (bool(self.ghost) and row == self.ghost_row and not line.strip()
-                and col == len(line) and self.selection.is_empty)
+        show = (
+            bool(self.ghost)
+            and row == self.ghost_row
+            and not line.strip()
+            and col == len(line)
+            and self.selection.is_empty
+        )
         self.suggestion = self.ghost if show else ""
 
     def watch_selection(self) -> None:
@@ -89,7 +107,7 @@ class CodeEditor(TextArea):
         self.scroll_cursor_visible()
         self.notify(_("Long lines wrap.") if self.soft_wrap else _("Long lines scroll sideways."), timeout=2)
 
-# -- highlighting near the viewport --------------------------------------------------------
+    # -- highlighting near the viewport --------------------------------------------------------
     # TextArea re-queries the syntax tree of the whole file after every edit: ~10 ms for 300
     # lines on a small CPU, most of a frame per keystroke. Querying only the rows within half a
     # screen above and below the viewport keeps typing well under 16 ms; scrolling out of that
@@ -106,8 +124,7 @@ class CodeEditor(TextArea):
         top, height = int(self.scroll_offset.y), max(self.size.height, 24)
         start, end = max(0, top - height // 2), top + height + height // 2
         self._highlight_rows = (start, end)
-        captures = self.document.query_syntax_tree(self._highlight_query, start_point=(start, 0),
-                                                   end_point=(end, 0))
+        captures = self.document.query_syntax_tree(self._highlight_query, start_point=(start, 0), end_point=(end, 0))
         for name, nodes in captures.items():
             for node in nodes:
                 (first, first_col), (last, last_col) = node.start_point, node.end_point
@@ -137,8 +154,9 @@ class CodeEditor(TextArea):
     _pending_language: str | None = None
 
     @classmethod
-    def for_code(cls, text: str = "", *, read_only: bool = False, id: str | None = None,
-                 language_later: bool = False) -> "CodeEditor":
+    def for_code(
+        cls, text: str = "", *, read_only: bool = False, id: str | None = None, language_later: bool = False
+    ) -> "CodeEditor":
         """A code editor with line numbers and soft wrap. `language_later`: start without
         syntax highlighting (loading the tree-sitter grammar costs ~50 ms) until
         `ensure_language()`, so a first screen that shows no code paints sooner."""

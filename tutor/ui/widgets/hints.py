@@ -48,11 +48,16 @@ class HintPanel(VerticalScroll):
     def show_targeted(self, hint: str) -> None:
         """A hint for the mistake the last check recognised (not one of the ladder's)."""
         self.targeted = hint
-        parts: list[RenderableType] = [Text(_("For the mistake your last check found"), style="bold"),
-                                       RichMarkdown(hint)]
+        parts: list[RenderableType] = [
+            Text(_("For the mistake your last check found"), style="bold"),
+            RichMarkdown(hint),
+        ]
         if code_suggestion(hint):
-            parts.append(Text(_("Its code shows dim on the line where you pressed Tab: Tab there "
-                                "inserts it."), style="italic dim"))
+            parts.append(
+                Text(
+                    _("Its code shows dim on the line where you pressed Tab: Tab there inserts it."), style="italic dim"
+                )
+            )
         self.query_one("#hints-text", Static).update(Group(*parts))
         self.add_class("-visible")
         self.remove_class("-closed")
@@ -71,13 +76,15 @@ class HintPanel(VerticalScroll):
             parts.append(Text(_("Hint {i}/{n}", i=i, n=len(hints)), style="bold" if newest else "dim bold"))
             parts.append(RichMarkdown(hint, style="" if newest else "dim"))
         if code_suggestion(hints[revealed - 1]):
-            parts.append(Text(_("Its code shows dim on the line where you pressed Tab: Tab there "
-                                "inserts it."), style="italic dim"))
+            parts.append(
+                Text(
+                    _("Its code shows dim on the line where you pressed Tab: Tab there inserts it."), style="italic dim"
+                )
+            )
         self.query_one("#hints-text", Static).update(Group(*parts))
         self.add_class("-visible")
         self.remove_class("-closed")
         # What the keys do goes in the title line, so the newest hint keeps the panel's rows.
         more = _("F9: solution") if revealed >= len(hints) else _("Tab: next")
-        self.border_title = _("Hints {revealed}/{n} · {more} · Esc: close", revealed=revealed,
-                              n=len(hints), more=more)
+        self.border_title = _("Hints {revealed}/{n} · {more} · Esc: close", revealed=revealed, n=len(hints), more=more)
         self.scroll_end(animate=False)

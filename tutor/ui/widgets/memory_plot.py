@@ -34,9 +34,13 @@ def series(figure: dict[str, Any]) -> tuple[list[tuple[str, str, list[float], li
     clean: dict[str, list[tuple[float, float]]] = {}
     for key, _, _ in _SIDES:
         points = timeline.get(key)
-        good = [(float(p[0]), float(p[1])) for p in points or []
-                if isinstance(p, (list, tuple)) and len(p) == 2
-                and all(isinstance(v, (int, float)) and math.isfinite(v) for v in p)]
+        good = [
+            (float(p[0]), float(p[1]))
+            for p in points or []
+            if isinstance(p, (list, tuple))
+            and len(p) == 2
+            and all(isinstance(v, (int, float)) and math.isfinite(v) for v in p)
+        ]
         if good:
             clean[key] = good
     if not clean:
@@ -44,8 +48,11 @@ def series(figure: dict[str, Any]) -> tuple[list[tuple[str, str, list[float], li
     longest = max(t for pts in clean.values() for t, _ in pts)
     t_unit, t_scale = ("ms", 1e3) if longest < 1 else ("s", 1.0)
     m_unit, m_scale = unit_for(max(b for pts in clean.values() for _, b in pts))
-    out = [(label, color, [t * t_scale for t, _ in clean[key]], [b / m_scale for _, b in clean[key]])
-           for key, label, color in _SIDES if key in clean]
+    out = [
+        (label, color, [t * t_scale for t, _ in clean[key]], [b / m_scale for _, b in clean[key]])
+        for key, label, color in _SIDES
+        if key in clean
+    ]
     return out, t_unit, m_unit
 
 

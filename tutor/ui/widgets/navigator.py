@@ -22,7 +22,9 @@ _COLOURS = {"passed": "green", "done": "green", "started": "yellow", "cuda": "ma
 
 
 # A Latin word or one wide character, with the punctuation that sticks to it: the units a line breaks between.
-_UNITS = re.compile(r"\s+|[（《“]*(?:[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef]|[^\s\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef]+)[，。：；！？、）》”]*")
+_UNITS = re.compile(
+    r"\s+|[（《“]*(?:[\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef]|[^\s\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef]+)[，。：；！？、）》”]*"
+)
 
 
 def wrap_cells(text: str, width: int) -> list[str]:
@@ -42,7 +44,7 @@ def wrap_cells(text: str, width: int) -> list[str]:
         while cell_len(line + unit) > width:  # a word longer than the line: fold it
             head = chop_cells(line + unit, width)[0]
             lines.append(head)
-            unit = (line + unit)[len(head):]
+            unit = (line + unit)[len(head) :]
             line = ""
         line += unit
     if line.strip():
@@ -98,8 +100,7 @@ class StepNavigator(OptionList):
         index = 0
         for i, step in enumerate(chapter.steps):
             status = step_status(step, snap)
-            options.append(Option(step_prompt(i + 1, step, status, step.id == current, width),
-                                  id=step.id))
+            options.append(Option(step_prompt(i + 1, step, status, step.id == current, width), id=step.id))
             if step.id == current:
                 index = i
         self.set_options(options)

@@ -107,11 +107,11 @@ class ResultsPanel(VerticalScroll):
         # the same call, before a compose() would have run.
         super().__init__(
             Static(id="results-banner"),
-            Horizontal(LoadingIndicator(id="results-spinner"), Static(id="results-phase"),
-                       id="results-running"),
+            Horizontal(LoadingIndicator(id="results-spinner"), Static(id="results-phase"), id="results-running"),
             Static(id="results-body"),
             Vertical(id="results-plots"),
-            id=id)
+            id=id,
+        )
         self.border_title = _("Results")
         self._title = ""
         self._next_hint = ""  # a message id: translated when drawn, so a language switch redraws it
@@ -201,8 +201,12 @@ class ResultsPanel(VerticalScroll):
             headline += f"  ·  {_(next_hint)}"
         self.query_one("#results-banner", Static).update(Text(headline))
         self.query_one("#results-body", Static).update(verdict_body(verdict))
-        plots = [w for name, value in verdict.figures.items() if is_memory(value)
-                 if (w := timeline_widget(name.replace("_", " "), value)) is not None]
+        plots = [
+            w
+            for name, value in verdict.figures.items()
+            if is_memory(value)
+            if (w := timeline_widget(name.replace("_", " "), value)) is not None
+        ]
         if plots:
             self.query_one("#results-plots", Vertical).mount_all(plots)
         self.scroll_home(animate=False)

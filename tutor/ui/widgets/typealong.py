@@ -54,8 +54,7 @@ TICK = 0.25  # seconds between live stats refreshes while typing (elapsed time m
 # What the engine does for the learner, longest first; the note shows the longest that fits.
 # Message ids: `fit` translates them, so a language switch redraws them.
 NOTES = (
-    N_("Indentation and blank lines are filled in for you · Tab types the next word · "
-       "Ctrl+T restarts"),
+    N_("Indentation and blank lines are filled in for you · Tab types the next word · Ctrl+T restarts"),
     N_("Indentation and blank lines are filled in for you · Tab types the next word"),
     N_("Indentation and blank lines are filled in · Tab types the next word"),
     N_("Indents and blank lines are filled in · Tab: next word"),
@@ -64,8 +63,7 @@ NOTES = (
     N_("Indents filled in · Tab: next word"),
     N_("Tab: next word"),
 )
-AT_END = (N_("The last key was a mistake: Backspace fixes it, Enter finishes"),
-          N_("Backspace fixes, Enter finishes"))
+AT_END = (N_("The last key was a mistake: Backspace fixes it, Enter finishes"), N_("Backspace fixes, Enter finishes"))
 
 
 def _clock_text(seconds: float) -> str:
@@ -90,21 +88,26 @@ def stats_text(stats: TypingStats, width: int | None = None) -> str:
     wpm, raw, acc = f"{stats.wpm:.0f}", f"{stats.raw_wpm:.0f}", format_accuracy(stats.accuracy)
     e, u, h, t = stats.errors, stats.uncorrected_errors, stats.hints, _clock_text(stats.elapsed)
     values = dict(wpm=wpm, raw=raw, acc=acc, e=e, u=u, h=h, t=t)
-    return fit([_(v, **values) for v in (
-        N_("{wpm} WPM · raw {raw} · accuracy {acc} · errors {e} ({u} uncorrected) · hints {h} · {t}"),
-        N_("{wpm} WPM · raw {raw} · accuracy {acc} · errors {e} ({u} left) · hints {h} · {t}"),
-        N_("{wpm} WPM · accuracy {acc} · errors {e} ({u} left) · {t}"),
-        N_("{wpm} WPM · {acc} · errors {e} ({u} left) · {t}"),
-        N_("{wpm} WPM · {acc} · {e} err · {t}"),
-    )], width)
+    return fit(
+        [
+            _(v, **values)
+            for v in (
+                N_("{wpm} WPM · raw {raw} · accuracy {acc} · errors {e} ({u} uncorrected) · hints {h} · {t}"),
+                N_("{wpm} WPM · raw {raw} · accuracy {acc} · errors {e} ({u} left) · hints {h} · {t}"),
+                N_("{wpm} WPM · accuracy {acc} · errors {e} ({u} left) · {t}"),
+                N_("{wpm} WPM · {acc} · errors {e} ({u} left) · {t}"),
+                N_("{wpm} WPM · {acc} · {e} err · {t}"),
+            )
+        ],
+        width,
+    )
 
 
 class TypingArea(ScrollView, can_focus=False):
     """The passage, one Strip per target line, with a line-number gutter that does not scroll
     sideways. Focus stays on the enclosing TypeAlong, which handles the keys."""
 
-    COMPONENT_CLASSES = {f"typing-area--{s}" for s in STATUSES} | {
-        "typing-area--gutter", "typing-area--gutter-caret"}
+    COMPONENT_CLASSES = {f"typing-area--{s}" for s in STATUSES} | {"typing-area--gutter", "typing-area--gutter-caret"}
 
     DEFAULT_CSS = """
     TypingArea { background: $surface; }
@@ -158,8 +161,7 @@ class TypingArea(ScrollView, can_focus=False):
         strip = self._cache.get(row)
         if strip is None:
             styles = self._status_styles()
-            segments = [Segment(text, styles[status])
-                        for text, status in self.session.line_segments(row)]
+            segments = [Segment(text, styles[status]) for text, status in self.session.line_segments(row)]
             strip = Strip(segments)
             self._cache[row] = strip
         return strip
@@ -245,11 +247,18 @@ class StatsLine(Widget):
         if self.session.at_end:
             return Text(fit(AT_END, width), style="bold")
         if not self.session.started:
-            return Text(fit((N_("Start typing: the clock starts at your first key"),
-                             N_("The clock starts at your first key"), N_("Start typing")), width),
-                        style="italic")
-        return Text(stats_text(self.session.stats(), width),
-                    style="bold" if self.session.finished else "")
+            return Text(
+                fit(
+                    (
+                        N_("Start typing: the clock starts at your first key"),
+                        N_("The clock starts at your first key"),
+                        N_("Start typing"),
+                    ),
+                    width,
+                ),
+                style="italic",
+            )
+        return Text(stats_text(self.session.stats(), width), style="bold" if self.session.finished else "")
 
 
 class TypeAlong(Widget, can_focus=True):
@@ -259,10 +268,14 @@ class TypeAlong(Widget, can_focus=True):
     """
 
     BINDINGS = [
-        Binding("tab", "hint", N_("Hint"), tooltip=N_("Insert the next word (counted as a hint)"),
-                id="typealong-hint"),
-        Binding("ctrl+t", "restart", N_("Restart"), tooltip=N_("Type this passage again from the start"),
-                id="typealong-restart"),
+        Binding("tab", "hint", N_("Hint"), tooltip=N_("Insert the next word (counted as a hint)"), id="typealong-hint"),
+        Binding(
+            "ctrl+t",
+            "restart",
+            N_("Restart"),
+            tooltip=N_("Type this passage again from the start"),
+            id="typealong-restart",
+        ),
     ]
 
     DEFAULT_CSS = """
@@ -287,9 +300,17 @@ class TypeAlong(Widget, can_focus=True):
         def control(self) -> "TypeAlong":
             return self.typealong
 
-    def __init__(self, passage_key: str, target: str, progress: Progress, *,
-                 clock: Callable[[], float] = time.monotonic, name: str | None = None,
-                 id: str | None = None, classes: str | None = None) -> None:
+    def __init__(
+        self,
+        passage_key: str,
+        target: str,
+        progress: Progress,
+        *,
+        clock: Callable[[], float] = time.monotonic,
+        name: str | None = None,
+        id: str | None = None,
+        classes: str | None = None,
+    ) -> None:
         super().__init__(name=name, id=id, classes=classes)
         self.passage_key = passage_key
         self.progress = progress
@@ -388,9 +409,16 @@ class TypeAlong(Widget, can_focus=True):
 
     def _finish(self) -> None:
         stats = self.session.stats()
-        record = TypingRecord(passage=self.passage_key, at=time.time(), wpm=stats.wpm,
-                              raw_wpm=stats.raw_wpm, accuracy=stats.accuracy, errors=stats.errors,
-                              hints=stats.hints, seconds=stats.elapsed)
+        record = TypingRecord(
+            passage=self.passage_key,
+            at=time.time(),
+            wpm=stats.wpm,
+            raw_wpm=stats.raw_wpm,
+            accuracy=stats.accuracy,
+            errors=stats.errors,
+            hints=stats.hints,
+            seconds=stats.elapsed,
+        )
         self.record = record
         history: list[TypingRecord] = []
         try:
@@ -412,8 +440,11 @@ class TypeAlong(Widget, can_focus=True):
         left = []
         if stats.uncorrected_errors:
             n = stats.uncorrected_errors
-            left.append(_("1 mistake left in the code you typed") if n == 1 else
-                        _("{n} mistakes left in the code you typed", n=n))
+            left.append(
+                _("1 mistake left in the code you typed")
+                if n == 1
+                else _("{n} mistakes left in the code you typed", n=n)
+            )
         if stats.missed:
             n = stats.missed
             left.append(_("1 character skipped") if n == 1 else _("{n} characters skipped", n=n))
@@ -422,13 +453,17 @@ class TypeAlong(Widget, can_focus=True):
         n = len(history)
         attempts = _("1 attempt") if n == 1 else _("{n} attempts", n=n)
         if best is history[-1] and len(history) > 1:
-            text.append("\n" + _("A new best for this passage! ({attempts})", attempts=attempts),
-                        style="bold")
+            text.append("\n" + _("A new best for this passage! ({attempts})", attempts=attempts), style="bold")
         elif len(history) > 1:
-            text.append("\n" + _("Best for this passage: {wpm} WPM at {acc} accuracy · {attempts}",
-                                  wpm=f"{best.wpm:.0f}", acc=format_accuracy(best.accuracy),
-                                  attempts=attempts))
+            text.append(
+                "\n"
+                + _(
+                    "Best for this passage: {wpm} WPM at {acc} accuracy · {attempts}",
+                    wpm=f"{best.wpm:.0f}",
+                    acc=format_accuracy(best.accuracy),
+                    attempts=attempts,
+                )
+            )
         self.query_one("#typealong-summary", Static).update(text)
-        self.query_one("#typealong-history", Static).update(
-            Text("\n".join(history_lines(history)), style="dim"))
+        self.query_one("#typealong-history", Static).update(Text("\n".join(history_lines(history)), style="dim"))
         self.add_class("-finished")
