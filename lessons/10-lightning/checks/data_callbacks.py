@@ -49,7 +49,9 @@ class _Scripted(pl.LightningModule):
 def _script(ctx, patience, max_epochs):
     """val_loss per epoch: improves, stalls for patience-1 epochs, improves once more, then only
     gets worse. All values distinct. Returns (values, epoch at which the run must stop)."""
-    u = lambda lo, hi: lo + (hi - lo) * torch.rand(1, generator=ctx.generator).item()
+    def u(lo: float, hi: float) -> float:
+        return lo + (hi - lo) * torch.rand(1, generator=ctx.generator).item()
+
     values, best = [], 2.0
     for _ in range(int(ctx.choice([3, 4, 5]))):
         best *= u(0.75, 0.95)

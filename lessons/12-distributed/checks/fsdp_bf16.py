@@ -60,7 +60,7 @@ def _check(ctx, device):
         ctx.expect(p.dtype == torch.float32,
                    f"the sharded `{name}` is stored as {p.dtype}: keep the model in float32; the "
                    "policy's param_dtype only sets the dtype of the gathered copy used for compute")
-    for label, module in [("the root", model)] + [(f"model.layers[{i}]", l) for i, l in enumerate(model.layers)]:
+    for label, module in [("the root", model)] + [(f"model.layers[{i}]", layer) for i, layer in enumerate(model.layers)]:
         policy = _mp_policy(module)
         if policy is not None:
             ctx.expect(policy.param_dtype is not None,

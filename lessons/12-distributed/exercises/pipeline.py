@@ -65,7 +65,7 @@ if __name__ == "__main__":
         schedule.step(x)                          # the first stage feeds the inputs ...
     elif rank == world - 1:
         schedule.step(target=y, losses=losses)    # ... the last one computes the loss
-        print(f"rank {rank}: micro-batch losses {[round(l.item(), 4) for l in losses]}")
+        print(f"rank {rank}: micro-batch losses {[round(loss.item(), 4) for loss in losses]}")
     else:
         schedule.step()                           # stages in between pass activations on
     dist.destroy_process_group()
