@@ -32,6 +32,13 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--busy", type=int, default=0, help="spinning processes to start first")
     ap.add_argument("--exercise", default="sigmoid")
+    ap.add_argument("--seed", type=int, default=None,
+                    help="one fixed seed: after the first run the reference run is kept, so this "
+                         "measures the learner's side alone (the cost of the two-run design is the "
+                         "difference)")
+    ap.add_argument("--settle", type=float, default=6.0,
+                    help="seconds to let the runner finish its deferred imports first (the app "
+                         "starts it at launch, while the learner reads)")
     args = ap.parse_args()
     exercise = load_course().exercise(args.exercise)
     spinners = [multiprocessing.Process(target=_spin, daemon=True) for _ in range(args.busy)]
@@ -40,11 +47,12 @@ def main() -> None:
     try:
         with Runner(device="cpu") as runner:
             runner.start()
-            runner.check(exercise, exercise.solution)  # warm-up: the server's deferred imports
+            runner.check(exercise, exercise.solution, seed=args.seed)  # warm-up
+            time.sleep(args.settle)
             times = []
             for _ in range(args.runs):
                 start = time.perf_counter()
-                verdict = runner.check(exercise, exercise.solution)
+                verdict = runner.check(exercise, exercise.solution, seed=args.seed)
                 times.append(time.perf_counter() - start)
                 assert verdict.status == "passed", verdict.reason
     finally:
