@@ -77,3 +77,41 @@ def test_facts_and_finite():
     assert judge("true", "it should be so", False, True, {}) == ("it should be so", [])
     reason, _ = judge("finite", "loss", torch.tensor([1.0, math.inf]), None, {})
     assert reason == "loss has 1 non-finite value(s): inf at index (1,)"
+
+
+def test_a_number_where_nan_must_propagate_is_a_failure():
+    import torch
+
+    from tutor.runner.judge import judge
+
+    expected = torch.tensor([1.0, float("nan"), 3.0])
+    failure = judge("close", "output", torch.tensor([1.0, 0.0, 3.0]), expected, {})
+    assert failure is not None and "where NaN was expected" in failure[0] and "(1,)" in failure[0]
+    assert judge("close", "output", expected.clone(), expected, {}) is None
+
+
+def test_no_mutation_does_not_call_a_nan_input_changed(tmp_path):
+    import torch
+
+    from tutor.checker_api import Channel, Context
+
+    class Record(Channel):
+        def __init__(self) -> None:
+            self.seen: list[tuple] = []
+
+        def expect(self, kind, name, actual, expected, options):
+            self.seen.append((kind, name, actual))
+
+        def figure(self, name, value):
+            pass
+
+        def phase(self, text, **info):
+            pass
+
+    channel = Record()
+    ctx = Context(learner=None, reference=None, channel=channel, seed=0, device="cpu", tmpdir=tmp_path)
+    x = torch.tensor([1.0, float("nan"), -2.0])
+    ctx.no_mutation(lambda t: t * 2, x)
+    assert channel.seen and all(actual is True for _, _, actual in channel.seen)
+    ctx.no_mutation(lambda t: t.mul_(2), x)
+    assert channel.seen[-1][2] is False  # a real in-place change is still caught

@@ -227,6 +227,17 @@ def _tensors(
             ),
             [],
         )
+    if bool((e_nan & ~a_nan).any()):  # NaN expected (it must propagate), a number given
+        idx = tuple(int(i) for i in (e_nan & ~a_nan).nonzero()[0])
+        return (
+            _(
+                "{name}: {got} at index {index} where NaN was expected (NaN must propagate)",
+                name=name,
+                index=_fmt_idx(idx),
+                got=_fmt_value(a[idx]),
+            ),
+            [],
+        )
     both_inf_same = torch.isinf(a64) & torch.isinf(e64) & (a64 == e64)
     diff = (a64 - e64).abs()
     diff = torch.where(both_inf_same | (a_nan & e_nan), torch.zeros_like(diff), diff)
