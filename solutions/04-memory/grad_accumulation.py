@@ -1,6 +1,5 @@
 """Reference solution: one optimizer step whose gradients are accumulated over micro-batches."""
 
-import torch
 
 
 def accumulated_step(model, optimizer, loss_fn, inputs, targets, micro_batches=4):

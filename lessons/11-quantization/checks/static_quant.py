@@ -39,9 +39,9 @@ def expect_int8_modules(ctx, q, what):
                f"`quant` is a {type(quant).__name__}, expected a converted Quantize module")
     scale, zero = float(quant.scale), int(quant.zero_point)
     ctx.expect(not (scale == 1.0 and zero == 0),
-               f"the input's quantization scale is 1.0 with zero point 0, the value observers give "
-               f"when they have seen no data: run the calibration batches through the prepared model "
-               f"before convert")
+               "the input's quantization scale is 1.0 with zero point 0, the value observers give "
+               "when they have seen no data: run the calibration batches through the prepared model "
+               "before convert")
 
 
 def check(ctx):
