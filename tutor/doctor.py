@@ -35,7 +35,7 @@ try:
     out["threads"] = torch.get_num_threads()
 except Exception as exc:
     out["torch_error"] = f"{type(exc).__name__}: {exc}"
-for mod in ("pytorch_lightning", "bitsandbytes"):
+for mod in ("pytorch_lightning", "bitsandbytes", "torchao"):
     try:
         m = importlib.import_module(mod)
         out[mod] = getattr(m, "__version__", "installed")
@@ -99,6 +99,7 @@ def fix_for(what: str) -> str:
         "nvcc": _("install the CUDA toolkit matching your torch build (only the CUDA kernel exercise needs it)"),
         "pytorch_lightning": "pip install pytorch-lightning",
         "bitsandbytes": "pip install bitsandbytes  " + _("(its 8-bit kernels need a CUDA GPU)"),
+        "torchao": "pip install torchao  " + _("(chapter 11's quantize_ exercises; runs on CPU)"),
     }
     return fixes[what]
 
@@ -158,7 +159,13 @@ def doctor(console: Console, home: Path) -> int:
             fix_for("nvcc") if info.get("cuda") else "",
         ),
     )
-    for mod, label in (("pytorch_lightning", "Lightning"), ("bitsandbytes", "bitsandbytes")):
+    for mod, label in (
+        ("pytorch_lightning", "Lightning"),
+        ("bitsandbytes", "bitsandbytes"),
+        ("torchao", "torchao"),
+    ):
+        if mod == "torchao" and mod not in info and mod + "_error" not in info:
+            continue  # an older probe result that never asked about torchao
         table.add_row(
             label, ok(mod in info, info.get(mod) or info.get(mod + "_error", _("not importable")), fix_for(mod))
         )
