@@ -117,7 +117,9 @@ def test_huge_output_is_capped_and_run_finishes(runner, tmp_path):
 
 
 def test_huge_allocation_is_an_error_not_a_dead_machine(runner, tmp_path):
-    src = "import torch\n\ndef double(x):\n    big = torch.ones(400_000_000_000)\n    return x * 2\n"
+    # 8 GiB: over the 2 GiB cap, under what the machine could give, so without the cap this
+    # allocation would succeed and the check would pass.
+    src = "import torch\n\ndef double(x):\n    big = torch.empty(1 << 31, dtype=torch.float32)\n    return x * 2\n"
     v = run(runner, tmp_path, src, memory_limit_mb=2048)
     assert v.status in ("error", "crashed")
     assert "memory" in v.reason.lower() or "alloc" in v.reason.lower()

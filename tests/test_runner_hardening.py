@@ -562,12 +562,12 @@ def test_a_torchrun_rank_that_clears_its_death_signal_does_not_survive(runner, t
         os._exit(0)
     """
     check(runner, tmp_path, src, processes=2, timeout=90)
-    if marker.exists():
-        pid = int(marker.read_text())
-        deadline = time.monotonic() + 3
-        while alive(pid) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert not alive(pid)
+    assert marker.exists(), "rank 1 never started its child"
+    pid = int(marker.read_text())
+    deadline = time.monotonic() + 3
+    while alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not alive(pid)
 
 
 def test_two_run_design_latency_stays_small(runner, tmp_path):
