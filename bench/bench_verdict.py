@@ -32,13 +32,21 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=15)
     ap.add_argument("--busy", type=int, default=0, help="spinning processes to start first")
     ap.add_argument("--exercise", default="sigmoid")
-    ap.add_argument("--seed", type=int, default=None,
-                    help="one fixed seed: after the first run the reference run is kept, so this "
-                         "measures the learner's side alone (the cost of the two-run design is the "
-                         "difference)")
-    ap.add_argument("--settle", type=float, default=6.0,
-                    help="seconds to let the runner finish its deferred imports first (the app "
-                         "starts it at launch, while the learner reads)")
+    ap.add_argument(
+        "--seed",
+        type=int,
+        default=None,
+        help="one fixed seed: after the first run the reference run is kept, so this "
+        "measures the learner's side alone (the cost of the two-run design is the "
+        "difference)",
+    )
+    ap.add_argument(
+        "--settle",
+        type=float,
+        default=6.0,
+        help="seconds to let the runner finish its deferred imports first (the app "
+        "starts it at launch, while the learner reads)",
+    )
     args = ap.parse_args()
     exercise = load_course().exercise(args.exercise)
     spinners = [multiprocessing.Process(target=_spin, daemon=True) for _ in range(args.busy)]
