@@ -1,5 +1,6 @@
 """Reference solution: one optimizer step whose gradients are accumulated over micro-batches."""
 
+import torch  # noqa: F401 - the stub has it too; learners reach for torch.nn.functional
 
 
 def accumulated_step(model, optimizer, loss_fn, inputs, targets, micro_batches=4):
