@@ -183,3 +183,15 @@ def test_the_real_course_loads_in_chinese(monkeypatch):
     assert translated, "no zh guide in the course yet"
     for step in translated:
         assert step.text() == step.texts["zh"].read_text(encoding="utf-8")
+
+
+def test_chinese_hints_offer_the_same_code_as_the_english():
+    """Tab inserts a hint's first code span as ghost text: a translation must offer the same."""
+    from tutor.ui.widgets.hints import code_suggestion
+
+    en = load_course(ROOT / "lessons", ROOT / "solutions")
+    zh = load_course(ROOT / "lessons", ROOT / "solutions", lang="zh")
+    for a, b in zip(en.exercises, zh.exercises):
+        assert len(a.hints) == len(b.hints), a.key
+        for i, (h_en, h_zh) in enumerate(zip(a.hints, b.hints)):
+            assert code_suggestion(h_en) == code_suggestion(h_zh), f"{a.key} hint {i + 1}"
