@@ -75,7 +75,7 @@ def check(ctx):
 
     # state_bytes, on both optimizers, against this checker's own count.
     mine_bytes, adam_bytes, ref_bytes = _state_bytes(opt), _state_bytes(adam), _state_bytes(ref_opt)
-    ctx.expect_equal("state_bytes(your optimizer)", int(mine.state_bytes(opt)), mine_bytes)
+    ctx.expect_equal("state_bytes(your optimizer)", int(mine.state_bytes(opt)), mine_bytes, within_run=True)
     ctx.expect_equal("state_bytes(torch.optim.Adam)", int(mine.state_bytes(adam)), adam_bytes)
     with torch.no_grad():
         losses = {name: F.mse_loss(m(x_all), y_all).item()
