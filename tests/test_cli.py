@@ -16,22 +16,26 @@ def tutor(*args: str, home: Path | None = None, env: dict | None = None, timeout
     if home is not None:
         full_env["TUTOR_HOME"] = str(home)
     full_env["COLUMNS"] = "200"
-    return subprocess.run([sys.executable, "-m", "tutor", *args], capture_output=True, text=True,
-                          env=full_env, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "tutor", *args], capture_output=True, text=True, env=full_env, timeout=timeout
+    )
 
 
-@pytest.mark.parametrize("args,needle", [
-    (("start", "chapter", "14"), "there is no chapter 14; choose 1-13"),
-    (("start", "chapter", "x"), "'x' is not a chapter number; choose 1-13"),
-    (("start", "0"), "there is no chapter 0; choose 1-13"),
-    (("start", "chapter"), "which chapter? choose 1-13"),
-    (("hint", "no-such-exercise"), "unknown exercise 'no-such-exercise'; choose one of: "),
-    (("reset", "no-such-exercise"), "unknown exercise 'no-such-exercise'; choose one of: "),
-    (("check", "no-such-exercise"), "unknown exercise 'no-such-exercise'; choose one of: "),
-    (("check", "chapter", "99"), "there is no chapter 99"),
-    (("frobnicate",), "invalid choice: 'frobnicate'"),
-    (("start", "--device", "tpu"), "invalid choice: 'tpu'"),
-])
+@pytest.mark.parametrize(
+    "args,needle",
+    [
+        (("start", "chapter", "14"), "there is no chapter 14; choose 1-13"),
+        (("start", "chapter", "x"), "'x' is not a chapter number; choose 1-13"),
+        (("start", "0"), "there is no chapter 0; choose 1-13"),
+        (("start", "chapter"), "which chapter? choose 1-13"),
+        (("hint", "no-such-exercise"), "unknown exercise 'no-such-exercise'; choose one of: "),
+        (("reset", "no-such-exercise"), "unknown exercise 'no-such-exercise'; choose one of: "),
+        (("check", "no-such-exercise"), "unknown exercise 'no-such-exercise'; choose one of: "),
+        (("check", "chapter", "99"), "there is no chapter 99"),
+        (("frobnicate",), "invalid choice: 'frobnicate'"),
+        (("start", "--device", "tpu"), "invalid choice: 'tpu'"),
+    ],
+)
 def test_bad_input_is_one_line_exit_2(home, args, needle):
     done = tutor(*args, home=home)
     assert done.returncode == 2, done
@@ -166,7 +170,9 @@ def test_stats_summarises_typing_history(home):
 def test_start_without_a_terminal_is_one_line_and_saves_the_position(home):
     done = tutor("start", "chapter", "7", home=home)
     assert done.returncode == 1
-    assert done.stderr.strip() == "tutor: `tutor start` needs an interactive terminal; for headless use run `tutor check`"
+    assert (
+        done.stderr.strip() == "tutor: `tutor start` needs an interactive terminal; for headless use run `tutor check`"
+    )
     from tutor.progress import Progress
 
     assert Progress(home).last_position()[0] == 7

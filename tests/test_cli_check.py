@@ -41,8 +41,9 @@ def test_check_with_no_argument_checks_the_current_exercise(tmp_path, small_cour
 @pytest.mark.slow
 def test_check_all_chapter_and_stubs(tmp_path, small_course):
     home = tmp_path / "home"
-    everything = json.loads(tutor("check", "--all", "--stubs", "--json", "--device", "cpu",
-                                  home=home, course=small_course).stdout)
+    everything = json.loads(
+        tutor("check", "--all", "--stubs", "--json", "--device", "cpu", home=home, course=small_course).stdout
+    )
     assert {r["exercise"]: r["status"] for r in everything} == {"sigmoid": "error", "cuda-add": "skipped"}
     chapter = tutor("check", "chapter", "2", "--solutions", home=home, course=small_course)
     assert chapter.returncode == 0, chapter.stdout + chapter.stderr

@@ -14,8 +14,7 @@ import pytest
 def tutor(*args: str, home: Path, env: dict | None = None) -> subprocess.CompletedProcess:
     full = {k: v for k, v in os.environ.items() if k not in ("TUTOR_LANG", "LC_ALL", "LC_MESSAGES", "LANG")}
     full.update(env or {}, TUTOR_HOME=str(home), COLUMNS="120")
-    return subprocess.run([sys.executable, "-m", "tutor", *args], capture_output=True, text=True,
-                          env=full, timeout=120)
+    return subprocess.run([sys.executable, "-m", "tutor", *args], capture_output=True, text=True, env=full, timeout=120)
 
 
 @pytest.fixture
@@ -27,7 +26,7 @@ def test_list_speaks_chinese_with_the_flag_and_english_without(home: Path) -> No
     zh = tutor("--lang", "zh", "list", home=home)
     assert zh.returncode == 0, zh.stderr
     assert "各章" in zh.stdout and "最近学习" in zh.stdout
-    assert "自定义 autograd Function" in zh.stdout          # chapter titles from i18n/zh.toml
+    assert "自定义 autograd Function" in zh.stdout  # chapter titles from i18n/zh.toml
     en = tutor("list", home=home)
     assert "chapters" in en.stdout and "last activity" in en.stdout and "各章" not in en.stdout
 
@@ -45,7 +44,7 @@ def test_the_language_chosen_in_the_app_is_remembered(home: Path) -> None:
     from tutor.progress import Progress
 
     progress = Progress(home)
-    progress.set_state("lang", "zh")   # what F12 in the app stores
+    progress.set_state("lang", "zh")  # what F12 in the app stores
     progress.close()
     assert "各章" in tutor("list", home=home).stdout
-    assert "chapters" in tutor("--lang", "en", "list", home=home).stdout   # the flag still wins
+    assert "chapters" in tutor("--lang", "en", "list", home=home).stdout  # the flag still wins

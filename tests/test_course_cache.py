@@ -56,7 +56,7 @@ def test_a_broken_manifest_still_names_file_and_field(course_dir: Path, tmp_path
     cache = tmp_path / "course.pickle"
     load_course_cached(cache)
     manifest = course_dir / "lessons" / "03-cpp-ops" / "lesson.toml"
-    _touch_later(manifest, GOOD.replace('hints = ["a", "b", "c"]', 'hints = []'))
+    _touch_later(manifest, GOOD.replace('hints = ["a", "b", "c"]', "hints = []"))
     with pytest.raises(LessonError) as exc:
         load_course_cached(cache)
     assert str(exc.value) == "lessons/03-cpp-ops/lesson.toml: steps[2].hints: must be a non-empty list"

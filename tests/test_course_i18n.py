@@ -11,7 +11,7 @@ from tutor.course import Exercise, LessonError, available_languages, load_course
 
 ROOT = Path(__file__).resolve().parents[1]
 
-MANIFEST = '''format_version = 1
+MANIFEST = """format_version = 1
 title = "Test chapter"
 summary = "A summary."
 
@@ -36,9 +36,9 @@ stub = "exercises/one.py"
 solution = "one.py"
 checker = "checks/one.py"
 hints = ["first", "second", "third"]
-'''
+"""
 
-FULL_ZH = '''title = "测试章"
+FULL_ZH = """title = "测试章"
 summary = "一句摘要。"
 
 [steps.intro]
@@ -50,7 +50,7 @@ title = "跟着敲"
 [steps.ex-one]
 title = "练习一"
 hints = ["第一条", "第二条", "第三条"]
-'''
+"""
 
 
 @pytest.fixture
@@ -86,8 +86,8 @@ def test_zh_guide_is_read_where_it_exists_and_english_elsewhere(chapter):
     course = load_course(lang="zh")
     intro, typing, _one = course.chapter(3).steps
     assert intro.text().startswith("# 介绍")
-    assert typing.text().startswith("# Typing")          # no guide/zh/02-typing.md
-    assert intro.text("en").startswith("# Intro")        # asking for a language still works
+    assert typing.text().startswith("# Typing")  # no guide/zh/02-typing.md
+    assert intro.text("en").startswith("# Intro")  # asking for a language still works
     assert typing.code() == "x = 1\n"
 
 
@@ -134,20 +134,31 @@ def test_untranslated_names_every_field_still_in_english(chapter):
     assert load_course(lang="zh").untranslated() == []
 
 
-@pytest.mark.parametrize("text,message", [
-    ('[steps.outro]\ntitle = "结尾"\n', "steps.outro: no step 'outro' in 03-cpp-ops/lesson.toml"),
-    ('titel = "测试章"\n', "titel: unknown key; expected one of title, summary, steps"),
-    ('[steps.intro]\ntitle = "介绍"\nhint = ["x"]\n', "steps.intro.hint: unknown key; expected one of title, hints"),
-    ('[steps.intro]\nhints = ["a", "b", "c"]\n', "steps.intro.hints: only exercises have hints; 'intro' is a read step"),
-    ('[steps.ex-one]\nhints = ["一", "二"]\n',
-     "steps.ex-one.hints: has 2 hints, the English manifest has 3; translate each English hint once"),
-    ('[steps.ex-one]\nhints = ["一", "", "三"]\n', "steps.ex-one.hints[1]: must be a non-empty string"),
-    ('[steps.ex-one]\nhints = "一"\n', "steps.ex-one.hints: must be a list"),
-    ('[steps.intro]\ntitle = "  "\n', "steps.intro.title: must not be empty"),
-    ('title = 3\n', "title: must be a string"),
-    ('steps = 3\n', "steps: must be a table of step ids"),
-    ('steps = { intro = "介绍" }\n', "steps.intro: must be a table"),
-])
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        ('[steps.outro]\ntitle = "结尾"\n', "steps.outro: no step 'outro' in 03-cpp-ops/lesson.toml"),
+        ('titel = "测试章"\n', "titel: unknown key; expected one of title, summary, steps"),
+        (
+            '[steps.intro]\ntitle = "介绍"\nhint = ["x"]\n',
+            "steps.intro.hint: unknown key; expected one of title, hints",
+        ),
+        (
+            '[steps.intro]\nhints = ["a", "b", "c"]\n',
+            "steps.intro.hints: only exercises have hints; 'intro' is a read step",
+        ),
+        (
+            '[steps.ex-one]\nhints = ["一", "二"]\n',
+            "steps.ex-one.hints: has 2 hints, the English manifest has 3; translate each English hint once",
+        ),
+        ('[steps.ex-one]\nhints = ["一", "", "三"]\n', "steps.ex-one.hints[1]: must be a non-empty string"),
+        ('[steps.ex-one]\nhints = "一"\n', "steps.ex-one.hints: must be a list"),
+        ('[steps.intro]\ntitle = "  "\n', "steps.intro.title: must not be empty"),
+        ("title = 3\n", "title: must be a string"),
+        ("steps = 3\n", "steps: must be a table of step ids"),
+        ('steps = { intro = "介绍" }\n', "steps.intro: must be a table"),
+    ],
+)
 def test_translation_errors_name_the_file_and_the_field(chapter, text, message):
     error = zh_error(chapter, text)
     assert error == "lessons/03-cpp-ops/i18n/zh.toml: " + message

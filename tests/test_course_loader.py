@@ -10,7 +10,7 @@ from tutor.course import LessonError, load_course
 
 ROOT = Path(__file__).resolve().parents[1]
 
-GOOD = '''format_version = 1
+GOOD = """format_version = 1
 title = "Test chapter"
 summary = "x"
 
@@ -37,7 +37,7 @@ checker = "checks/one.py"
 hints = ["a", "b", "c"]
 timeout = 30
 needs = { device = "cpu" }
-'''
+"""
 
 
 @pytest.fixture
@@ -72,23 +72,45 @@ def test_good_manifest_loads(course_dir):
     assert course.exercise("ex-one").hints == ("a", "b", "c")
 
 
-@pytest.mark.parametrize("old,new,message", [
-    ('hints = ["a", "b", "c"]', "hints = []", "lessons/03-cpp-ops/lesson.toml: steps[2].hints: must be a non-empty list"),
-    ('hints = ["a", "b", "c"]', 'hints = ["a"]', "steps[2].hints: must hold 3 to 5 hints, not 1"),
-    ('hints = ["a", "b", "c"]', 'hints = ["a", "", "c"]', "steps[2].hints[1]: must be a non-empty string"),
-    ("format_version = 1", "format_version = 9", "lesson.toml: format_version: is 9, this tutor reads version 1"),
-    ("format_version = 1\n", "", "lesson.toml: format_version: is required"),
-    ('title = "Test chapter"', "title = 3", "lesson.toml: title: must be a string"),
-    ('kind = "read"', 'kind = "lecture"', "steps[0].kind: must be one of read, passage, exercise, not 'lecture'"),
-    ('stub = "exercises/one.py"', 'stub = "exercises/missing.py"', "steps[2].stub: file not found: lessons/03-cpp-ops/exercises/missing.py"),
-    ('solution = "one.py"', 'solution = "nope.py"', "steps[2].solution: file not found: solutions/03-cpp-ops/nope.py"),
-    ("timeout = 30", "timeout = true", "steps[2].timeout: must be an integer or a number"),
-    ("timeout = 30", "timeout = -1", "steps[2].timeout: must be between 0 and 600 seconds"),
-    ('needs = { device = "cpu" }', 'needs = { device = "tpu" }', "steps[2].needs.device: must be one of cpu, any, cuda, not 'tpu'"),
-    ('id = "typing"', 'id = "intro"', "steps[1].id: 'intro' is used by an earlier step"),
-    ('text = "intro.md"\n\n[[steps]]\nkind = "exercise"', 'text = "intro.md"\nblock = 4\n\n[[steps]]\nkind = "exercise"',
-     "steps[1].block: the text has 1 python code block(s); block 4 does not exist"),
-])
+@pytest.mark.parametrize(
+    "old,new,message",
+    [
+        (
+            'hints = ["a", "b", "c"]',
+            "hints = []",
+            "lessons/03-cpp-ops/lesson.toml: steps[2].hints: must be a non-empty list",
+        ),
+        ('hints = ["a", "b", "c"]', 'hints = ["a"]', "steps[2].hints: must hold 3 to 5 hints, not 1"),
+        ('hints = ["a", "b", "c"]', 'hints = ["a", "", "c"]', "steps[2].hints[1]: must be a non-empty string"),
+        ("format_version = 1", "format_version = 9", "lesson.toml: format_version: is 9, this tutor reads version 1"),
+        ("format_version = 1\n", "", "lesson.toml: format_version: is required"),
+        ('title = "Test chapter"', "title = 3", "lesson.toml: title: must be a string"),
+        ('kind = "read"', 'kind = "lecture"', "steps[0].kind: must be one of read, passage, exercise, not 'lecture'"),
+        (
+            'stub = "exercises/one.py"',
+            'stub = "exercises/missing.py"',
+            "steps[2].stub: file not found: lessons/03-cpp-ops/exercises/missing.py",
+        ),
+        (
+            'solution = "one.py"',
+            'solution = "nope.py"',
+            "steps[2].solution: file not found: solutions/03-cpp-ops/nope.py",
+        ),
+        ("timeout = 30", "timeout = true", "steps[2].timeout: must be an integer or a number"),
+        ("timeout = 30", "timeout = -1", "steps[2].timeout: must be between 0 and 600 seconds"),
+        (
+            'needs = { device = "cpu" }',
+            'needs = { device = "tpu" }',
+            "steps[2].needs.device: must be one of cpu, any, cuda, not 'tpu'",
+        ),
+        ('id = "typing"', 'id = "intro"', "steps[1].id: 'intro' is used by an earlier step"),
+        (
+            'text = "intro.md"\n\n[[steps]]\nkind = "exercise"',
+            'text = "intro.md"\nblock = 4\n\n[[steps]]\nkind = "exercise"',
+            "steps[1].block: the text has 1 python code block(s); block 4 does not exist",
+        ),
+    ],
+)
 def test_errors_name_file_field_and_problem(course_dir, old, new, message):
     assert old in GOOD
     text = error_for(course_dir, GOOD.replace(old, new, 1))

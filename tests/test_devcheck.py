@@ -18,8 +18,13 @@ def test_dev_check_rules_pass_for_the_whole_course(tmp_path):
     every stub and solution is tests/chapters' job; running every targeted hint's mutant is the
     author's `tutor dev check` (the next test runs all of it on one chapter)."""
     env = dict(os.environ, TUTOR_HOME=str(tmp_path), COLUMNS="200")
-    done = subprocess.run([sys.executable, "-m", "tutor", "dev", "check", "--no-run"], capture_output=True,
-                          text=True, env=env, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "tutor", "dev", "check", "--no-run"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
     assert "0 problem(s)" in done.stdout
 
@@ -28,8 +33,13 @@ def test_dev_check_rules_pass_for_the_whole_course(tmp_path):
 def test_dev_check_runs_a_chapter_end_to_end(tmp_path):
     """Stubs fail, solutions pass on two seeds, and each targeted hint's mutant reaches it."""
     env = dict(os.environ, TUTOR_HOME=str(tmp_path), COLUMNS="200")
-    done = subprocess.run([sys.executable, "-m", "tutor", "dev", "check", "--chapter", "2", "--seeds", "2"],
-                          capture_output=True, text=True, env=env, timeout=900)
+    done = subprocess.run(
+        [sys.executable, "-m", "tutor", "dev", "check", "--chapter", "2", "--seeds", "2"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=900,
+    )
     assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
     assert "0 problem(s)" in done.stdout
 
@@ -42,8 +52,9 @@ def test_dev_check_reports_a_stub_that_passes_and_a_missing_todo(tmp_path):
     stub = course / "lessons" / "02-custom-autograd" / "exercises" / "sigmoid.py"
     stub.write_text((course / "solutions" / "02-custom-autograd" / "sigmoid.py").read_text())
     env = dict(os.environ, TUTOR_HOME=str(tmp_path / "home"), TUTOR_COURSE=str(course), COLUMNS="200")
-    done = subprocess.run([sys.executable, "-m", "tutor", "dev", "check"], capture_output=True, text=True,
-                          env=env, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-m", "tutor", "dev", "check"], capture_output=True, text=True, env=env, timeout=600
+    )
     assert done.returncode == 1
     assert "exercises/sigmoid.py: the stub has no TODO marker" in done.stdout
     assert "02-custom-autograd/sigmoid: the stub PASSES its check (it must fail)" in done.stdout
@@ -60,8 +71,10 @@ def test_no_stub_contains_a_key_line_of_its_solution(course):
 def test_key_lines_are_compared_as_tokens():
     from tutor.devcheck import code_lines
 
-    solution = code_lines('y = torch.where(x > 0, g, g*0.1)  # key\nz = 1  # keyboard\n'
-                          'SRC = """\n  out[i] = v > 0 ? v : 0;  // key\n"""\n')
+    solution = code_lines(
+        "y = torch.where(x > 0, g, g*0.1)  # key\nz = 1  # keyboard\n"
+        'SRC = """\n  out[i] = v > 0 ? v : 0;  // key\n"""\n'
+    )
     stub = code_lines('y = torch.where( x>0,g,g * 0.1 )   # TODO\nSRC = """\n  out[i]=v>0?v:0;\n"""\n')
     keys = {line.tokens for line in solution if line.key}
     assert len(keys) == 2  # `# keyboard` is not a mark
@@ -80,9 +93,17 @@ def test_dev_check_reports_a_stub_that_contains_a_key_line(tmp_path):
     lines.append("PLANTED_ANSWER=grad_out*s*( 1-s )  # TODO: is this it?")  # the same tokens, spaced differently
     stub.write_text("\n".join(lines) + "\n")
     env = dict(os.environ, TUTOR_HOME=str(tmp_path / "home"), TUTOR_COURSE=str(course), COLUMNS="400")
-    done = subprocess.run([sys.executable, "-m", "tutor", "dev", "check", "--no-run"], capture_output=True,
-                          text=True, env=env, timeout=300, check=False)
+    done = subprocess.run(
+        [sys.executable, "-m", "tutor", "dev", "check", "--no-run"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 1, done.stdout + done.stderr
-    assert (f"lessons/02-custom-autograd/exercises/sigmoid.py:{len(lines)}: the stub contains the solution's key line"
-            in done.stdout)
+    assert (
+        f"lessons/02-custom-autograd/exercises/sigmoid.py:{len(lines)}: the stub contains the solution's key line"
+        in done.stdout
+    )
     assert "Traceback" not in done.stdout + done.stderr

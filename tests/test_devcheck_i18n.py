@@ -21,7 +21,7 @@ from tutor.devcheck import (
 
 ROOT = Path(__file__).resolve().parents[1]
 
-MANIFEST = '''format_version = 1
+MANIFEST = """format_version = 1
 title = "Test chapter"
 summary = "A summary."
 
@@ -37,9 +37,9 @@ id = "typing"
 title = "Type this"
 text = "02-typing.md"
 block = 1
-'''
+"""
 
-EN_TYPING = '''# Typing
+EN_TYPING = """# Typing
 
 First a small one:
 
@@ -55,10 +55,13 @@ import math
 # the circle's area
 print(math.pi * 2.0 ** 2)
 ```
-'''
+"""
 
-ZH_TYPING = EN_TYPING.replace("# Typing", "# 跟着敲").replace("First a small one:", "先来一个小例子：") \
+ZH_TYPING = (
+    EN_TYPING.replace("# Typing", "# 跟着敲")
+    .replace("First a small one:", "先来一个小例子：")
     .replace("Then the passage:", "然后是要敲的代码：")
+)
 
 
 @pytest.fixture
@@ -88,20 +91,30 @@ def test_identical_code_with_translated_prose_is_fine(chapter):
 
 def test_a_translated_comment_inside_code_is_a_problem(chapter):
     problems = zh_typing(chapter, ZH_TYPING.replace("# the circle's area", "# 圆的面积"))
-    assert problems == [("lessons/01-basics/guide/zh/02-typing.md: python block 1: differs from "
-                        "guide/en/02-typing.md at line 3 ('# 圆的面积' instead of \"# the circle's area\"); "
-                        "copy the English block unchanged")]
+    assert problems == [
+        (
+            "lessons/01-basics/guide/zh/02-typing.md: python block 1: differs from "
+            "guide/en/02-typing.md at line 3 ('# 圆的面积' instead of \"# the circle's area\"); "
+            "copy the English block unchanged"
+        )
+    ]
 
 
 def test_a_missing_block_and_a_different_fence_are_problems(chapter):
     one_block = ZH_TYPING.replace("```python\nx = 1\n```\n", "")
     assert zh_typing(chapter, one_block) == [
-        ("lessons/01-basics/guide/zh/02-typing.md: has 1 python code block(s), guide/en/02-typing.md has 2; "
-        "code must be the same in every language")]
+        (
+            "lessons/01-basics/guide/zh/02-typing.md: has 1 python code block(s), guide/en/02-typing.md has 2; "
+            "code must be the same in every language"
+        )
+    ]
     not_run = ZH_TYPING.replace("```python run", "```python")
     assert zh_typing(chapter, not_run) == [
-        ("lessons/01-basics/guide/zh/02-typing.md: python block 1: fenced as ```python, "
-        "the English one as ```python run")]
+        (
+            "lessons/01-basics/guide/zh/02-typing.md: python block 1: fenced as ```python, "
+            "the English one as ```python run"
+        )
+    ]
 
 
 def test_trailing_whitespace_or_a_changed_number_is_caught(chapter):
@@ -112,8 +125,11 @@ def test_trailing_whitespace_or_a_changed_number_is_caught(chapter):
 def test_untranslated_steps_are_warnings_and_a_broken_file_a_problem(chapter):
     problems, warnings = untranslated_report()
     assert problems == []
-    assert warnings == ["01-basics: no zh title, summary", "01-basics/intro: no zh guide, title",
-                        "01-basics/typing: no zh title"]
+    assert warnings == [
+        "01-basics: no zh title, summary",
+        "01-basics/intro: no zh guide, title",
+        "01-basics/typing: no zh title",
+    ]
     (chapter / "i18n" / "zh.toml").write_text('[steps.typo]\ntitle = "x"\n', encoding="utf-8")
     problems, warnings = untranslated_report()
     assert problems == ["lessons/01-basics/i18n/zh.toml: steps.typo: no step 'typo' in 01-basics/lesson.toml"]
@@ -122,26 +138,33 @@ def test_untranslated_steps_are_warnings_and_a_broken_file_a_problem(chapter):
 def test_a_translation_missing_a_bullet_the_english_gained_is_flagged_stale(chapter):
     assert stale_translations(load_course()) == []
     english = chapter / "guide" / "en" / "02-typing.md"
-    english.write_text(EN_TYPING.replace("Then the passage:", "Then the passage:\n\n- it prints\n- an area"),
-                       encoding="utf-8")
+    english.write_text(
+        EN_TYPING.replace("Then the passage:", "Then the passage:\n\n- it prints\n- an area"), encoding="utf-8"
+    )
     assert stale_translations(load_course()) == [
-        "lessons/01-basics/guide/zh/02-typing.md: 0 list item(s), the English 2: the translation may be out of date"]
+        "lessons/01-basics/guide/zh/02-typing.md: 0 list item(s), the English 2: the translation may be out of date"
+    ]
     english.write_text(EN_TYPING, encoding="utf-8")
     # Code does not count (the `# the circle's area` comment is not a heading); a new section does.
     zh = chapter / "guide" / "zh" / "02-typing.md"
     zh.write_text(ZH_TYPING + "\n## 小结\n", encoding="utf-8")
     assert stale_translations(load_course()) == [
-        "lessons/01-basics/guide/zh/02-typing.md: 2 heading(s), the English 1: the translation may be out of date"]
+        "lessons/01-basics/guide/zh/02-typing.md: 2 heading(s), the English 1: the translation may be out of date"
+    ]
 
 
 def test_emphasis_markdown_leaves_as_asterisks_is_a_problem(chapter):
     zh = chapter / "guide" / "zh" / "02-typing.md"
-    zh.write_text(ZH_TYPING.replace("先来一个小例子：", "张量必须是**连续（contiguous）**的：\\*号照写，*x*"),
-                  encoding="utf-8")
+    zh.write_text(
+        ZH_TYPING.replace("先来一个小例子：", "张量必须是**连续（contiguous）**的：\\*号照写，*x*"), encoding="utf-8"
+    )
     assert emphasis_problems(load_course()) == [
-        ("lessons/01-basics/guide/zh/02-typing.md: emphasis shown as literal asterisks in "
-        "'张量必须是**连续（contiguous）**的：': Markdown does not close ** next to full-width "
-        "punctuation; put a gloss after the closing marker (**术语**（term）)")]
+        (
+            "lessons/01-basics/guide/zh/02-typing.md: emphasis shown as literal asterisks in "
+            "'张量必须是**连续（contiguous）**的：': Markdown does not close ** next to full-width "
+            "punctuation; put a gloss after the closing marker (**术语**（term）)"
+        )
+    ]
     zh.write_text(ZH_TYPING.replace("先来一个小例子：", "张量必须是**连续**（contiguous）的："), encoding="utf-8")
     assert emphasis_problems(load_course()) == []
 
@@ -155,8 +178,15 @@ def test_no_guide_in_any_language_shows_literal_asterisks(monkeypatch):
 def run_dev_check(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, TUTOR_HOME=str(tmp_path / "home"), COLUMNS="200")
     env.pop("PYTHONUNBUFFERED", None)
-    return subprocess.run([sys.executable, "-m", "tutor", "dev", "check", "--no-run", *args],
-                          capture_output=True, text=True, env=env, timeout=120, cwd=ROOT, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "tutor", "dev", "check", "--no-run", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        cwd=ROOT,
+        check=False,
+    )
 
 
 def test_dev_check_warns_about_untranslated_steps_without_failing(chapter, tmp_path):
@@ -169,8 +199,9 @@ def test_dev_check_warns_about_untranslated_steps_without_failing(chapter, tmp_p
 
 
 def test_dev_check_fails_when_code_drifts_between_languages(chapter, tmp_path):
-    (chapter / "guide" / "zh" / "02-typing.md").write_text(ZH_TYPING.replace("import math", "import math as m"),
-                                                           encoding="utf-8")
+    (chapter / "guide" / "zh" / "02-typing.md").write_text(
+        ZH_TYPING.replace("import math", "import math as m"), encoding="utf-8"
+    )
     done = run_dev_check(tmp_path)
     assert done.returncode == 1
     assert "✗ lessons/01-basics/guide/zh/02-typing.md: python block 1: differs" in done.stdout

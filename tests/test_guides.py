@@ -43,8 +43,9 @@ def test_runnable_block_runs(block, tmp_path):
     # From a file, as a learner would run it: torch.jit.script needs the source of classes.
     script = tmp_path / "passage.py"
     script.write_text(block.code, encoding="utf-8")
-    done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=240, env=env)
+    done = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=240, env=env
+    )
     assert done.returncode == 0, done.stderr[-3000:]
 
 

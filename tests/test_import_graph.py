@@ -45,8 +45,10 @@ def _top_level_imports(path: Path, name: str) -> set[str]:
 
 def _graph() -> dict[str, set[str]]:
     modules = {_module(p): p for p in PKG.rglob("*.py") if "_course" not in p.parts}
-    return {name: {m for m in _top_level_imports(path, name) if m in modules and m != name}
-            for name, path in modules.items()}
+    return {
+        name: {m for m in _top_level_imports(path, name) if m in modules and m != name}
+        for name, path in modules.items()
+    }
 
 
 def test_no_import_circles_in_tutor():
@@ -58,7 +60,7 @@ def test_no_import_circles_in_tutor():
         state[node] = 1
         for nxt in sorted(graph[node]):
             if state.get(nxt) == 1:
-                cycles.append(stack[stack.index(nxt):] + [nxt])
+                cycles.append(stack[stack.index(nxt) :] + [nxt])
             elif nxt not in state:
                 dfs(nxt, stack + [nxt])
         state[node] = 2

@@ -17,7 +17,7 @@ def test_equal_tensors_pass_and_tolerance_is_dtype_aware():
     assert close(x + 1e-7, x) is None
     h = x.to(torch.bfloat16)
     assert close(h, (x * 1.001).to(torch.bfloat16)) is None  # within bf16 tolerance
-    assert close(x * 1.001, x) is not None                    # not within fp32's
+    assert close(x * 1.001, x) is not None  # not within fp32's
 
 
 def test_shape_mismatch_message():
@@ -56,7 +56,9 @@ def test_type_and_structure():
     assert close([torch.ones(2)], (torch.ones(2),))[0] == "output is a list, expected a tuple"
     assert close(3, torch.ones(1))[0] == "output is a int, expected a tensor"
     assert close({"w": torch.ones(1)}, {"w": torch.ones(1), "b": torch.ones(1)})[0] == "output is missing key(s) 'b'"
-    assert close((torch.ones(2), torch.ones(3)), (torch.ones(2), torch.zeros(3)))[0].startswith("output[1]: max abs error")
+    assert close((torch.ones(2), torch.ones(3)), (torch.ones(2), torch.zeros(3)))[0].startswith(
+        "output[1]: max abs error"
+    )
 
 
 def test_numbers_and_exact():
@@ -65,7 +67,8 @@ def test_numbers_and_exact():
     assert judge("equal", "count", 3, 3, {}) is None
     assert judge("equal", "count", 2, 3, {})[0] == "count is 2, expected 3"
     assert judge("equal", "ids", torch.tensor([1, 2]), torch.tensor([1, 3]), {})[0].startswith(
-        "ids: 1 of 2 values differ; first at index (1,): 2 != expected 3")
+        "ids: 1 of 2 values differ; first at index (1,): 2 != expected 3"
+    )
 
 
 def test_custom_tolerance():

@@ -33,8 +33,7 @@ def test_peak_is_the_largest_live_allocation_and_the_timeline_shows_the_steps() 
 
 
 def test_compare_reports_both_sides_with_timelines() -> None:
-    m = memory.compare(lambda: torch.ones(500_000).sum(), lambda: torch.ones(1_000_000).sum(),
-                       torch.device("cpu"))
+    m = memory.compare(lambda: torch.ones(500_000).sum(), lambda: torch.ones(1_000_000).sum(), torch.device("cpu"))
     d = m.as_dict()
     assert d["device"] == "cpu"
     assert abs(d["learner_bytes"] - 2_000_000) < 50_000

@@ -10,12 +10,12 @@ import pytest
 from tutor.course import LessonError, load_course
 from ui.course_fixture import build_course
 
-MISTAKE = '''
+MISTAKE = """
 [[steps.mistakes]]
 when = "saved a tensor that is not its output"
 hint = "You saved x. Backward can be written with the output alone: save s = sigmoid(x) instead."
 mutant = [["ctx.save_for_backward(s)", "ctx.save_for_backward(x)"]]
-'''
+"""
 
 
 def course_with(tmp_path: Path, extra: str) -> Path:
@@ -36,12 +36,15 @@ def test_a_mistake_is_recognised_from_the_failure_reason(tmp_path):
     assert ex.mistake_for("output: max abs error 0.5") is None
 
 
-@pytest.mark.parametrize("extra,field", [
-    ('\n[[steps.mistakes]]\nhint = "h"\nmutant = [["a", "b"]]\n', "mistakes[0].when"),
-    ('\n[[steps.mistakes]]\nwhen = "w"\nmutant = [["a", "b"]]\n', "mistakes[0].hint"),
-    ('\n[[steps.mistakes]]\nwhen = "w"\nhint = "h"\nmutant = [["a"]]\n', "mistakes[0].mutant[0]"),
-    ('\n[[steps.mistakes]]\nwhen = "w"\nhint = "h"\nmutnat = []\n', "mistakes[0].mutnat"),
-])
+@pytest.mark.parametrize(
+    "extra,field",
+    [
+        ('\n[[steps.mistakes]]\nhint = "h"\nmutant = [["a", "b"]]\n', "mistakes[0].when"),
+        ('\n[[steps.mistakes]]\nwhen = "w"\nmutant = [["a", "b"]]\n', "mistakes[0].hint"),
+        ('\n[[steps.mistakes]]\nwhen = "w"\nhint = "h"\nmutant = [["a"]]\n', "mistakes[0].mutant[0]"),
+        ('\n[[steps.mistakes]]\nwhen = "w"\nhint = "h"\nmutnat = []\n', "mistakes[0].mutnat"),
+    ],
+)
 def test_a_bad_mistake_names_its_file_and_field(tmp_path, extra, field):
     root = course_with(tmp_path, extra)
     with pytest.raises(LessonError) as err:

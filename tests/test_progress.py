@@ -91,8 +91,12 @@ def test_corrupt_database_is_moved_aside_and_workspace_untouched(tmp_path):
 
 def test_corrupt_database_via_cli_is_one_line(tmp_path):
     (tmp_path / DB_NAME).write_bytes(b"\0garbage" * 500)
-    done = subprocess.run([sys.executable, "-m", "tutor", "--workspace", str(tmp_path), "list"],
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "tutor", "--workspace", str(tmp_path), "list"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0
     assert "progress database was damaged" in done.stderr
     assert "Traceback" not in done.stderr
@@ -119,6 +123,7 @@ def test_processes_creating_the_database_at_once_never_move_it_aside(tmp_path):
 
 
 # -- damage and salvage (issue 11) -----------------------------------------------------------
+
 
 def _filled(home):
     import time as _t
@@ -150,17 +155,18 @@ def test_garbage_over_a_middle_page_is_recovered_at_the_next_write(tmp_path):
     # The app's connection has most pages cached; a connection that must read the page again
     # is what the app meets later (its cache is small next to a real history).
     import sqlite3
+
     p._db.close()
     p._db = sqlite3.connect(db, isolation_level=None)
     p._db.row_factory = sqlite3.Row
-    p.runs(limit=1000)                                     # reads the damaged page: must not raise
+    p.runs(limit=1000)  # reads the damaged page: must not raise
     p.record_run("sigmoid", "failed", "after the damage")
     assert seen and "damaged" in seen[0] and p.notice == seen[0]
-    assert p.exercise("sigmoid").status == "passed"       # the pass was salvaged (with its seal)
+    assert p.exercise("sigmoid").status == "passed"  # the pass was salvaged (with its seal)
     assert p.exercise("leaky-relu").hints_used == 1
     assert p.last_position() == (4, "checkpoint-stack")
     assert len(p.typing_history()) == 1
-    assert len(p.runs(limit=1000)) > 100                   # most run rows came back
+    assert len(p.runs(limit=1000)) > 100  # most run rows came back
     assert list(tmp_path.glob("progress.sqlite3.corrupt-*"))
 
 
@@ -185,8 +191,11 @@ def test_a_pass_inserted_without_a_seal_does_not_count(tmp_path):
 
     p = Progress(tmp_path)
     raw = sqlite3.connect(tmp_path / "progress.sqlite3")
-    raw.execute("INSERT INTO exercise (exercise, status, hints_used, updated_at, passed_at) "
-                "VALUES ('sigmoid', 'passed', 0, ?, ?)", (_t.time(), _t.time()))
+    raw.execute(
+        "INSERT INTO exercise (exercise, status, hints_used, updated_at, passed_at) "
+        "VALUES ('sigmoid', 'passed', 0, ?, ?)",
+        (_t.time(), _t.time()),
+    )
     raw.commit()
     assert p.exercise("sigmoid").status == "started"
     assert p.all_exercises()["sigmoid"].status == "started"
@@ -201,8 +210,10 @@ def test_passes_from_before_seals_existed_still_count(tmp_path):
 
     raw = sqlite3.connect(tmp_path / "progress.sqlite3")
     raw.executescript(MIGRATIONS[0])
-    raw.execute("INSERT INTO exercise (exercise, status, hints_used, updated_at, passed_at) "
-                "VALUES ('sigmoid', 'passed', 0, 1.0, 1.0)")
+    raw.execute(
+        "INSERT INTO exercise (exercise, status, hints_used, updated_at, passed_at) "
+        "VALUES ('sigmoid', 'passed', 0, 1.0, 1.0)"
+    )
     raw.execute("PRAGMA user_version = 1")
     raw.commit()
     raw.close()

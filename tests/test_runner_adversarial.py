@@ -15,8 +15,15 @@ FIX = Path(__file__).parent / "runner_fixtures"
 def run(runner: Runner, tmp_path: Path, source: str, timeout: float = 20, **kw) -> Verdict:
     path = tmp_path / "learner.py"
     path.write_text(source)
-    req = RunRequest(exercise="test/double", code=str(path), solution=str(FIX / "double_solution.py"),
-                     checker=str(FIX / "double_check.py"), timeout=timeout, seed=123, **kw)
+    req = RunRequest(
+        exercise="test/double",
+        code=str(path),
+        solution=str(FIX / "double_solution.py"),
+        checker=str(FIX / "double_check.py"),
+        timeout=timeout,
+        seed=123,
+        **kw,
+    )
     return runner.run(req)
 
 
@@ -76,26 +83,32 @@ def test_sys_exit_is_not_a_pass(runner, tmp_path):
 
 
 def test_fake_pass_on_stdout_is_ignored(runner, tmp_path):
-    src = ("print('PASS'); print('{\"status\": \"passed\"}')\n"
-           "def double(x):\n    print('all checks passed')\n    return x * 3\n")
+    src = (
+        "print('PASS'); print('{\"status\": \"passed\"}')\n"
+        "def double(x):\n    print('all checks passed')\n    return x * 3\n"
+    )
     v = run(runner, tmp_path, src)
     assert v.status == "failed"
     assert "PASS" in v.output  # the output is shown, not trusted
 
 
 def test_monkeypatched_comparisons_cannot_make_wrong_answer_pass(runner, tmp_path):
-    src = ("import torch\n"
-           "torch.allclose = lambda *a, **k: True\n"
-           "torch.equal = lambda *a, **k: True\n"
-           "torch.testing.assert_close = lambda *a, **k: None\n"
-           "def double(x):\n    return x * 3\n")
+    src = (
+        "import torch\n"
+        "torch.allclose = lambda *a, **k: True\n"
+        "torch.equal = lambda *a, **k: True\n"
+        "torch.testing.assert_close = lambda *a, **k: None\n"
+        "def double(x):\n    return x * 3\n"
+    )
     v = run(runner, tmp_path, src)
     assert v.status == "failed" and "max abs error" in v.reason
 
 
 def test_cached_result_cannot_pass_fresh_inputs(runner, tmp_path):
-    src = ("_cache = None\n"
-           "def double(x):\n    global _cache\n    if _cache is None:\n        _cache = x * 2\n    return _cache\n")
+    src = (
+        "_cache = None\n"
+        "def double(x):\n    global _cache\n    if _cache is None:\n        _cache = x * 2\n    return _cache\n"
+    )
     v = run(runner, tmp_path, src)
     assert v.status == "failed"
 
@@ -107,9 +120,11 @@ def test_input_mutation_is_detected(runner, tmp_path):
 
 
 def test_huge_output_is_capped_and_run_finishes(runner, tmp_path):
-    src = ("import sys\n_line = 'x' * 1023 + '\\n'\n"
-           "for _ in range(100 * 1024):\n    sys.stdout.write(_line)\n"
-           "def double(x):\n    return x * 2\n")
+    src = (
+        "import sys\n_line = 'x' * 1023 + '\\n'\n"
+        "for _ in range(100 * 1024):\n    sys.stdout.write(_line)\n"
+        "def double(x):\n    return x * 2\n"
+    )
     v = run(runner, tmp_path, src, timeout=60)
     assert v.status == "passed", v.reason
     assert v.output_truncated
@@ -130,8 +145,14 @@ def test_cancel_stops_a_run(runner, tmp_path):
 
     path = tmp_path / "loop.py"
     path.write_text("def double(x):\n    while True:\n        pass\n")
-    req = RunRequest(exercise="t", code=str(path), solution=str(FIX / "double_solution.py"),
-                     checker=str(FIX / "double_check.py"), timeout=60, seed=1)
+    req = RunRequest(
+        exercise="t",
+        code=str(path),
+        solution=str(FIX / "double_solution.py"),
+        checker=str(FIX / "double_check.py"),
+        timeout=60,
+        seed=1,
+    )
     threading.Timer(0.5, runner.cancel).start()
     start = time.monotonic()
     v = runner.run(req)

@@ -29,12 +29,20 @@ TUTOR = [str(Path(sys.executable).with_name("tutor"))]  # the console script a l
 
 
 def request(path: Path, fixture: str = "double", timeout: float = 20, **kw) -> RunRequest:
-    return RunRequest(exercise=f"test/{fixture}", code=str(path), solution=str(FIX / f"{fixture}_solution.py"),
-                      checker=str(FIX / f"{fixture}_check.py"), timeout=timeout, seed=7, **kw)
+    return RunRequest(
+        exercise=f"test/{fixture}",
+        code=str(path),
+        solution=str(FIX / f"{fixture}_solution.py"),
+        checker=str(FIX / f"{fixture}_check.py"),
+        timeout=timeout,
+        seed=7,
+        **kw,
+    )
 
 
-def check(runner: Runner, tmp_path: Path, source: str, fixture: str = "double", name: str = "learner.py",
-          **kw) -> Verdict:
+def check(
+    runner: Runner, tmp_path: Path, source: str, fixture: str = "double", name: str = "learner.py", **kw
+) -> Verdict:
     path = tmp_path / name
     path.write_text(textwrap.dedent(source))
     return runner.run(request(path, fixture, **kw))
@@ -66,8 +74,10 @@ OUTCOMES = {
     "failed": "print('hello from the top')\ndef double(x):\n    print('in double')\n    return x / 2\n",
     "error": "print('hello from the top')\ndef double(x):\n    print('in double')\n    raise ValueError('nope')\n",
     "timeout": "print('hello from the top')\ndef double(x):\n    print('in double')\n    while True:\n        pass\n",
-    "crashed": ("import os, signal\nprint('hello from the top')\ndef double(x):\n    print('in double')\n"
-                "    os.kill(os.getpid(), signal.SIGSEGV)\n"),
+    "crashed": (
+        "import os, signal\nprint('hello from the top')\ndef double(x):\n    print('in double')\n"
+        "    os.kill(os.getpid(), signal.SIGSEGV)\n"
+    ),
 }
 
 
@@ -79,8 +89,10 @@ def test_output_arrives_on_every_outcome_without_pythonunbuffered(plain_runner, 
 
 
 def test_partial_line_arrives_before_a_crash(plain_runner, tmp_path):
-    src = ("import os, signal, sys\ndef double(x):\n    sys.stdout.write('no newline yet')\n"
-           "    os.kill(os.getpid(), signal.SIGKILL)\n")
+    src = (
+        "import os, signal, sys\ndef double(x):\n    sys.stdout.write('no newline yet')\n"
+        "    os.kill(os.getpid(), signal.SIGKILL)\n"
+    )
     v = check(plain_runner, tmp_path, src)
     assert v.status == "crashed" and "no newline yet" in v.output
 
@@ -100,6 +112,7 @@ def test_a_program_that_exits_zero_ran_to_the_end(plain_runner, tmp_path):
 
 
 # -- the code checked is the code on disk ----------------------------------------------------
+
 
 def test_two_edits_within_one_second_are_both_checked(plain_runner, tmp_path):
     path = tmp_path / "learner.py"
@@ -122,6 +135,7 @@ def test_latin1_source_with_a_coding_line_runs(plain_runner, tmp_path):
 
 # -- the runner is immune to the learner's working directory ---------------------------------
 
+
 def test_scratch_modules_in_the_working_directory_do_not_break_the_runner(tmp_path, monkeypatch):
     scratch = tmp_path / "scratch"
     scratch.mkdir()
@@ -139,15 +153,21 @@ def test_cli_check_in_a_folder_with_a_scratch_torch_py(tmp_path):
     (scratch / "torch.py").write_text("print('not torch')\n")
     (scratch / "random.py").write_text("raise SystemExit('shadowed!')\n")
     env = dict(os.environ, TUTOR_HOME=str(tmp_path / "home"))
-    out = subprocess.run([*TUTOR, "check", "sigmoid",
-                          "--solutions", "--device", "cpu", "--json"],
-                         cwd=scratch, env=env, capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [*TUTOR, "check", "sigmoid", "--solutions", "--device", "cpu", "--json"],
+        cwd=scratch,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)[0]["status"] == "passed"
     assert "Traceback" not in out.stderr
 
 
 # -- learner text is shown as text -----------------------------------------------------------
+
 
 def test_cli_shows_markup_and_escapes_as_plain_text(tmp_path):
     home = tmp_path / "home"
@@ -156,12 +176,14 @@ def test_cli_shows_markup_and_escapes_as_plain_text(tmp_path):
     learner = home / "workspace" / "02-custom-autograd" / "sigmoid.py"
     assert learner.exists()  # created from the stub by the first check
     learner.write_text(
-        (ROOT / "solutions" / "02-custom-autograd" / "sigmoid.py").read_text() +
-        "\nprint('\\x1b[2J\\x1b]52;c;aGVsbG8=\\x07cleared [bold]x[/bold]')\n"
+        (ROOT / "solutions" / "02-custom-autograd" / "sigmoid.py").read_text()
+        + "\nprint('\\x1b[2J\\x1b]52;c;aGVsbG8=\\x07cleared [bold]x[/bold]')\n"
         "def sigmoid(x):\n    idx, s, i = 0, x, 0\n    return x[idx] * s[i] + helper()\n"
-        "def helper():\n    raise ValueError('cannot read [/tmp/data.pt]')\n")
-    out = subprocess.run([*TUTOR, "check", "sigmoid",
-                          "--device", "cpu"], env=env, capture_output=True, text=True, timeout=300)
+        "def helper():\n    raise ValueError('cannot read [/tmp/data.pt]')\n"
+    )
+    out = subprocess.run(
+        [*TUTOR, "check", "sigmoid", "--device", "cpu"], env=env, capture_output=True, text=True, timeout=300
+    )
     assert out.returncode == 1, out.stderr
     assert "Traceback" not in out.stderr and "MarkupError" not in out.stderr
     text = out.stdout
@@ -172,6 +194,7 @@ def test_cli_shows_markup_and_escapes_as_plain_text(tmp_path):
 
 
 # -- nothing hangs, nothing survives the run --------------------------------------------------
+
 
 def test_a_stopped_server_gives_a_verdict_and_the_next_check_works(tmp_path):
     with Runner(device="cpu", grace_s=3) as r:
@@ -199,8 +222,7 @@ def test_a_stopped_supervisor_gives_a_verdict_and_the_next_check_works(tmp_path)
 
 
 def test_leaving_the_process_group_cannot_hang_the_supervisor(runner, tmp_path):
-    src = ("import os\nos.setpgid(0, os.getpgid(os.getppid()))\n"
-           "def double(x):\n    import time\n    time.sleep(60)\n")
+    src = "import os\nos.setpgid(0, os.getpgid(os.getppid()))\ndef double(x):\n    import time\n    time.sleep(60)\n"
     start = time.monotonic()
     v = check(runner, tmp_path, src, timeout=3)
     assert v.status == "timeout" and time.monotonic() - start < 15
@@ -286,6 +308,7 @@ def test_memory_cap_stops_an_allocation_the_machine_could_make(runner, tmp_path)
 
 
 # -- verdicts learner code cannot bend -------------------------------------------------------
+
 
 def test_forging_done_over_the_channel_is_not_a_pass(runner, tmp_path):
     src = """
@@ -502,18 +525,30 @@ def test_rewriting_the_checker_file_on_disk_changes_nothing(runner, tmp_path):
         (lesson / name).write_text((FIX / name).read_text())
     src = f"""
     import pathlib
-    pathlib.Path({str(lesson / 'double_check.py')!r}).write_text("def check(ctx):\\n    pass\\n")
-    pathlib.Path({str(lesson / 'double_solution.py')!r}).write_text("def double(x):\\n    return x / 2\\n")
+    pathlib.Path({str(lesson / "double_check.py")!r}).write_text("def check(ctx):\\n    pass\\n")
+    pathlib.Path({str(lesson / "double_solution.py")!r}).write_text("def double(x):\\n    return x / 2\\n")
     def double(x):
         return x / 2
     """
     path = tmp_path / "learner.py"
     path.write_text(textwrap.dedent(src))
-    req = RunRequest(exercise="t", code=str(path), solution=str(lesson / "double_solution.py"),
-                     checker=str(lesson / "double_check.py"), timeout=20, seed=3)
+    req = RunRequest(
+        exercise="t",
+        code=str(path),
+        solution=str(lesson / "double_solution.py"),
+        checker=str(lesson / "double_check.py"),
+        timeout=20,
+        seed=3,
+    )
     assert runner.run(req).status == "failed"
-    req2 = RunRequest(exercise="t", code=str(path), solution=str(lesson / "double_solution.py"),
-                      checker=str(lesson / "double_check.py"), timeout=20, seed=3)
+    req2 = RunRequest(
+        exercise="t",
+        code=str(path),
+        solution=str(lesson / "double_solution.py"),
+        checker=str(lesson / "double_check.py"),
+        timeout=20,
+        seed=3,
+    )
     assert runner.run(req2).status == "failed"  # the copies read before learner code ran
 
 
@@ -581,12 +616,13 @@ def test_two_run_design_latency_stays_small(runner, tmp_path):
 
 # -- progress records only what the judge saw ------------------------------------------------
 
+
 def test_a_progress_row_written_by_learner_code_does_not_count(runner, tmp_path):
     home = tmp_path / "home"
     progress = Progress(home)
     src = f"""
     import sqlite3, time
-    db = sqlite3.connect({str(home / 'progress.sqlite3')!r})
+    db = sqlite3.connect({str(home / "progress.sqlite3")!r})
     db.execute("INSERT OR REPLACE INTO exercise (exercise, status, hints_used, updated_at, passed_at) "
                "VALUES ('sigmoid', 'passed', 0, ?, ?)", (time.time(), time.time()))
     db.commit()
@@ -607,15 +643,25 @@ def test_learner_code_cannot_import_the_progress_module(runner, tmp_path):
 
 # -- the reference run is kept for the same sources and seed ---------------------------------
 
+
 def test_a_reference_run_is_reused_for_the_same_seed_and_never_for_another(tmp_path, monkeypatch):
     log = tmp_path / "reflog"
     monkeypatch.setenv("TUTOR_TEST_REFLOG", str(log))
     with Runner(device="cpu") as r:
+
         def run(source: str, seed: int) -> Verdict:
             path = tmp_path / f"learner{seed}.py"
             path.write_text(source)
-            return r.run(RunRequest(exercise="t", code=str(path), solution=str(FIX / "logged_solution.py"),
-                                    checker=str(FIX / "logged_check.py"), timeout=30, seed=seed))
+            return r.run(
+                RunRequest(
+                    exercise="t",
+                    code=str(path),
+                    solution=str(FIX / "logged_solution.py"),
+                    checker=str(FIX / "logged_check.py"),
+                    timeout=30,
+                    seed=seed,
+                )
+            )
 
         def reference_runs() -> int:
             return log.read_text().split().count("reference_solution")

@@ -21,8 +21,14 @@ RECORDED = json.loads((Path(__file__).parent / "timing_recorded.json").read_text
 
 
 def _summary(case: dict) -> timing.Timing:
-    return timing.summarize(case["learner"], case["reference"], number=case["number"], device="cpu",
-                            clock=case["clock"], busy_share=case["busy_share"])
+    return timing.summarize(
+        case["learner"],
+        case["reference"],
+        number=case["number"],
+        device="cpu",
+        clock=case["clock"],
+        busy_share=case["busy_share"],
+    )
 
 
 @pytest.mark.parametrize("case", RECORDED, ids=lambda c: f"{c['exercise']}-{c['clock']}")
@@ -38,8 +44,7 @@ def test_shown_speedup_is_the_ratio_of_the_shown_times(case: dict) -> None:
     assert d["reference_s"] == timing.estimate(case["reference"])
 
 
-@pytest.mark.parametrize("case", [c for c in RECORDED if c["clock"] == timing.THREAD_CPU],
-                         ids=lambda c: c["exercise"])
+@pytest.mark.parametrize("case", [c for c in RECORDED if c["clock"] == timing.THREAD_CPU], ids=lambda c: c["exercise"])
 def test_thread_cpu_time_of_the_same_code_reads_one_on_a_loaded_machine(case: dict) -> None:
     t = _summary(case)
     assert not t.noisy, t.noise_reason

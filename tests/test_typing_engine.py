@@ -6,8 +6,19 @@ from pathlib import Path
 
 import pytest
 
-from tutor.typing_engine import (AUTO, CARET, CORRECT, EXTRA, HINT, INCORRECT, MISSED, PENDING,
-                                 TypingSession, format_accuracy, normalize)
+from tutor.typing_engine import (
+    AUTO,
+    CARET,
+    CORRECT,
+    EXTRA,
+    HINT,
+    INCORRECT,
+    MISSED,
+    PENDING,
+    TypingSession,
+    format_accuracy,
+    normalize,
+)
 
 
 class FakeClock:
@@ -381,16 +392,30 @@ def _course():
     from tutor.course import Chapter, Course, Exercise, Passage
 
     def chapter(number: int, slug: str, passage_ids: list[str]) -> Chapter:
-        steps = tuple(Passage(chapter_slug=slug, index=i, kind="passage", id=pid, title=pid,
-                              texts={}) for i, pid in enumerate(passage_ids))
-        steps += (Exercise(chapter_slug=slug, index=len(steps), kind="exercise", id=f"ex{number}",
-                           title="ex", texts={}),)
-        return Chapter(number=number, slug=slug, title=f"Chapter {number}", summary="",
-                       directory=Path("."), languages=("en",), steps=steps)
+        steps = tuple(
+            Passage(chapter_slug=slug, index=i, kind="passage", id=pid, title=pid, texts={})
+            for i, pid in enumerate(passage_ids)
+        )
+        steps += (
+            Exercise(chapter_slug=slug, index=len(steps), kind="exercise", id=f"ex{number}", title="ex", texts={}),
+        )
+        return Chapter(
+            number=number,
+            slug=slug,
+            title=f"Chapter {number}",
+            summary="",
+            directory=Path("."),
+            languages=("en",),
+            steps=steps,
+        )
 
-    return Course(chapters=(chapter(1, "01-basics", ["p1", "p2"]),
-                            chapter(2, "02-autograd", ["q1"]),
-                            chapter(3, "03-reading", [])))
+    return Course(
+        chapters=(
+            chapter(1, "01-basics", ["p1", "p2"]),
+            chapter(2, "02-autograd", ["q1"]),
+            chapter(3, "03-reading", []),
+        )
+    )
 
 
 def test_summarize_per_chapter(tmp_path: Path) -> None:
@@ -398,15 +423,18 @@ def test_summarize_per_chapter(tmp_path: Path) -> None:
     from tutor.stats import summarize
 
     progress = Progress(tmp_path)
-    for at, passage, wpm, acc in [(1, "01-basics/p1", 30.0, 0.90), (2, "01-basics/p1", 50.0, 0.95),
-                                  (3, "01-basics/p2", 40.0, 0.99), (4, "99-gone/x", 99.0, 1.0)]:
+    for at, passage, wpm, acc in [
+        (1, "01-basics/p1", 30.0, 0.90),
+        (2, "01-basics/p1", 50.0, 0.95),
+        (3, "01-basics/p2", 40.0, 0.99),
+        (4, "99-gone/x", 99.0, 1.0),
+    ]:
         progress.record_typing(TypingRecord(passage, at, wpm, wpm + 5, acc, 1, 0, 60.0))
     rows = summarize(progress, _course())
     assert [(r.number, r.done, r.total) for r in rows] == [(1, 2, 2), (2, 0, 1), (3, 0, 0)]
     first = rows[0]
     assert first.best_wpm == 50.0 and first.best_accuracy == 0.99
-    assert first.recent_wpm == pytest.approx(40.0) and first.recent_accuracy == pytest.approx(
-        (0.90 + 0.95 + 0.99) / 3)
+    assert first.recent_wpm == pytest.approx(40.0) and first.recent_accuracy == pytest.approx((0.90 + 0.95 + 0.99) / 3)
     assert first.attempts == 3
     assert rows[1].best_wpm is None and rows[1].recent_wpm is None
 
@@ -416,8 +444,10 @@ def test_render_stats_table() -> None:
 
     from tutor.stats import ChapterStats, render_stats
 
-    rows = [ChapterStats(1, "01-basics", "Basics", 1, 2, 3, 50.0, 0.99, 40.0, 0.95),
-            ChapterStats(2, "02-x", "Other", 0, 1, 0, None, None, None, None)]
+    rows = [
+        ChapterStats(1, "01-basics", "Basics", 1, 2, 3, 50.0, 0.99, 40.0, 0.95),
+        ChapterStats(2, "02-x", "Other", 0, 1, 0, None, None, None, None),
+    ]
     console = Console(width=100, record=True, color_system=None)
     console.print(render_stats(rows))
     out = console.export_text()
@@ -460,8 +490,7 @@ def test_history_lines_numbers_below_three_attempts_then_charts() -> None:
     two = history_lines([rec(1, 30, 0.95), rec(2, 35, 1.0)])
     assert two == ["Attempt 1: 30 WPM · accuracy 95.0%", "Attempt 2: 35 WPM · accuracy 100%"]
     three = history_lines([rec(1, 20, 0.85), rec(2, 30, 0.95), rec(3, 40, 1.0)])
-    assert three == ["WPM       ▅▆█  20 → 40",
-                     "accuracy  ▃▆█  85.0% → 100%"]
+    assert three == ["WPM       ▅▆█  20 → 40", "accuracy  ▃▆█  85.0% → 100%"]
     many = history_lines([rec(i, 10 + i, 0.9) for i in range(CHART_WIDTH + 6)])
     assert len(many[0].split()[1]) == CHART_WIDTH
     assert f"(last {CHART_WIDTH} of {CHART_WIDTH + 6})" in many[0]

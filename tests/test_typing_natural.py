@@ -14,8 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tutor.course import Passage, load_course
-from tutor.typing_engine import (AUTO, CARET, CORRECT, EXTRA, MISSED, TypingSession,
-                                 format_accuracy, normalize)
+from tutor.typing_engine import AUTO, CARET, CORRECT, EXTRA, MISSED, TypingSession, format_accuracy, normalize
 
 PASSAGES: list[Passage] = [s for s in load_course().steps() if isinstance(s, Passage)]
 BACKSPACE = "\b"
@@ -29,8 +28,7 @@ class FakeClock:
         return self.now
 
 
-def replay(session: TypingSession, keys: str, clock: FakeClock | None = None,
-           step: float = 0.25) -> None:
+def replay(session: TypingSession, keys: str, clock: FakeClock | None = None, step: float = 0.25) -> None:
     for key in keys:
         if clock is not None:
             clock.now += step
@@ -147,8 +145,9 @@ def test_a_left_out_letter_is_one_error_and_one_missed_character(passage: Passag
 
 # -- figures that cannot contradict ---------------------------------------------------------
 
-TARGETS = st.lists(st.sampled_from(["ab", "c", "(x)", "abcd", "  ", "    ", "d  e", "x = (a)  # b",
-                                     ""]), min_size=1, max_size=8).map("\n".join)
+TARGETS = st.lists(
+    st.sampled_from(["ab", "c", "(x)", "abcd", "  ", "    ", "d  e", "x = (a)  # b", ""]), min_size=1, max_size=8
+).map("\n".join)
 KEYS = st.lists(st.sampled_from(list("abcde()x :\n\t") + [BACKSPACE] * 3), max_size=120)
 
 

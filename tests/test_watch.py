@@ -157,8 +157,9 @@ def test_a_save_during_a_check_cancels_it_and_checks_the_new_text(home, course):
     async def scenario() -> None:
         async with app.run_test(size=(80, 24)) as pilot:
             write(path, "# first try\n")
-            await wait_for(pilot, lambda: len(runner.calls) == 1 and "Checking" in banner(app),
-                           what="the first check to start")
+            await wait_for(
+                pilot, lambda: len(runner.calls) == 1 and "Checking" in banner(app), what="the first check to start"
+            )
             write(path, "# right\n")
             await wait_for(pilot, lambda: "PASS" in banner(app), what="PASS")
             assert runner.cancelled.is_set()
@@ -269,8 +270,9 @@ def test_keys_hint_solution_list_and_moving(home, course):
             chooser = app.screen.query_one(OptionList)
             assert chooser.highlighted_option is not None
             assert chooser.highlighted_option.id == "sigmoid"  # opens on the current exercise
-            chooser.highlighted = next(i for i in range(chooser.option_count)
-                                       if chooser.get_option_at_index(i).id == "cpp-relu")
+            chooser.highlighted = next(
+                i for i in range(chooser.option_count) if chooser.get_option_at_index(i).id == "cpp-relu"
+            )
             await pilot.press("enter")
             await wait_for(pilot, lambda: app.session.current.id == "cpp-relu", what="the jump")
             assert "cpp_relu.py" in str(screen.query_one("#watch-file").content)
@@ -291,8 +293,9 @@ def test_arriving_shows_the_last_verdict_from_history_or_checks_a_changed_file(h
     progress = Progress(home)
     # An earlier `tutor check` (or the app) recorded a pass after the file was saved.
     time.sleep(0.05)
-    progress.record_run("sigmoid", "passed", "all checks passed", {"time": {"learner_s": 0.01,
-                        "reference_s": 0.02, "speedup": 2.0}})
+    progress.record_run(
+        "sigmoid", "passed", "all checks passed", {"time": {"learner_s": 0.01, "reference_s": 0.02, "speedup": 2.0}}
+    )
     runner = FakeRunner(by_marker)
     app = make_app(course, home, "sigmoid", runner)
 
@@ -340,8 +343,9 @@ def test_hints_are_shared_with_the_cli(home, course, capsys):
     from tutor.watch.session import WatchSession
 
     assert cli.main(["hint", "sigmoid"]) == 0
-    session = WatchSession(course, Progress(home), Workspace(home), lambda: FakeRunner(by_marker),
-                           course.exercise("sigmoid"))
+    session = WatchSession(
+        course, Progress(home), Workspace(home), lambda: FakeRunner(by_marker), course.exercise("sigmoid")
+    )
     assert session.hints_used() == 1
     assert session.reveal_hint()
     assert Progress(home).exercise("sigmoid").hints_used == 2

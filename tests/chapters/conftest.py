@@ -123,7 +123,8 @@ def mutant(check_code, solution_text) -> Callable[..., Verdict]:
         for v in verdicts:
             assert v.status in REJECTED, (
                 f"the mutant was not rejected on seed {v.seed} "
-                f"(seeds tried: {[x.seed for x in verdicts]})\n{describe(v)}")
+                f"(seeds tried: {[x.seed for x in verdicts]})\n{describe(v)}"
+            )
         return verdicts[0]
 
     return run
@@ -156,8 +157,10 @@ def solution_verdict(check_code, solution_text) -> Callable[..., Verdict]:
     def run(exercise_id: str, seeds: int | None = None) -> Verdict:
         if seeds is None:
             return check_code(exercise_id, solution_text(exercise_id))
-        verdicts = [check_code(exercise_id, solution_text(exercise_id), seed=s)
-                    for s in mutant_seeds(f"solution|{exercise_id}", seeds)]
+        verdicts = [
+            check_code(exercise_id, solution_text(exercise_id), seed=s)
+            for s in mutant_seeds(f"solution|{exercise_id}", seeds)
+        ]
         for v in verdicts:
             assert_passes(v)
         return verdicts[0]

@@ -26,9 +26,12 @@ def test_compile_block_solution_passes(solution_verdict):
 
 
 def test_compile_block_timing_the_first_call_fails(mutant):
-    v = mutant("compile-block",
-               "    for _ in range(warmup):  # the first call compiles; later ones may still autotune or warm caches\n"
-               "        fn(*args)\n", "")
+    v = mutant(
+        "compile-block",
+        "    for _ in range(warmup):  # the first call compiles; later ones may still autotune or warm caches\n"
+        "        fn(*args)\n",
+        "",
+    )
     assert_fails(v, "first (compiling) call was timed")
 
 
@@ -42,7 +45,7 @@ def test_compile_block_not_compiled_fails(mutant):
 
 
 def test_compile_block_debug_backend_fails(mutant):
-    v = mutant("compile-block", COMPILE, "return torch.compile(block, fullgraph=True, backend=\"aot_eager\")")
+    v = mutant("compile-block", COMPILE, 'return torch.compile(block, fullgraph=True, backend="aot_eager")')
     assert_fails(v, "not compiled by Inductor")
 
 
@@ -51,8 +54,11 @@ def test_compile_block_without_fullgraph_fails(mutant):
 
 
 def test_compile_block_warmup_calls_in_the_denominator_fails(mutant):
-    v = mutant("compile-block", "return (time.perf_counter() - start) / iters",
-               "return (time.perf_counter() - start) / (warmup + iters)")
+    v = mutant(
+        "compile-block",
+        "return (time.perf_counter() - start) / iters",
+        "return (time.perf_counter() - start) / (warmup + iters)",
+    )
     assert_fails(v, "not by warmup + iters")
 
 
@@ -67,22 +73,32 @@ def test_compile_block_synchronize_only_at_the_end_fails(mutant):
 
 
 def test_compile_block_averaging_separately_timed_calls_passes(variant):
-    variant("compile-block", ("""    start = time.perf_counter()
+    variant(
+        "compile-block",
+        (
+            """    start = time.perf_counter()
     for _ in range(iters):
         fn(*args)
     _sync()
-    return (time.perf_counter() - start) / iters  # key""", """    times = []
+    return (time.perf_counter() - start) / iters  # key""",
+            """    times = []
     for _ in range(iters):
         t0 = time.perf_counter_ns()
         fn(*args)
         if torch.cuda.is_available():
             torch.cuda.synchronize()
         times.append((time.perf_counter_ns() - t0) / 1e9)
-    return sum(times) / len(times)"""), ("return torch.compile(block, fullgraph=True)",
-                                         "return torch.compile(block, backend=\"inductor\", fullgraph=True, dynamic=False)"))
+    return sum(times) / len(times)""",
+        ),
+        (
+            "return torch.compile(block, fullgraph=True)",
+            'return torch.compile(block, backend="inductor", fullgraph=True, dynamic=False)',
+        ),
+    )
 
 
 # -- remove graph breaks ----------------------------------------------------------------------
+
 
 def test_graph_breaks_solution_passes(solution_verdict):
     assert_passes(solution_verdict("compile-graph-breaks"))
@@ -99,8 +115,11 @@ def test_graph_breaks_leftover_item_fails(mutant):
 
 
 def test_graph_breaks_leftover_print_fails(mutant):
-    v = mutant("compile-graph-breaks", "        return self.fc2(h)",
-               "        print(\"hidden mean\", h.mean())\n        return self.fc2(h)")
+    v = mutant(
+        "compile-graph-breaks",
+        "        return self.fc2(h)",
+        '        print("hidden mean", h.mean())\n        return self.fc2(h)',
+    )
     assert_fails(v, "print()")
 
 
@@ -111,8 +130,11 @@ def test_graph_breaks_elementwise_where_fails(mutant):
 
 
 def test_graph_breaks_swapped_branches_fail(mutant):
-    v = mutant("compile-graph-breaks", "torch.where(h.mean() > 0, torch.relu(h), torch.tanh(h))",
-               "torch.where(h.mean() > 0, torch.tanh(h), torch.relu(h))")
+    v = mutant(
+        "compile-graph-breaks",
+        "torch.where(h.mean() > 0, torch.relu(h), torch.tanh(h))",
+        "torch.where(h.mean() > 0, torch.tanh(h), torch.relu(h))",
+    )
     assert_fails(v, "relu branch")
 
 
@@ -128,11 +150,15 @@ def test_graph_breaks_normalising_by_the_signed_max_fails(mutant):
 
 
 def test_graph_breaks_torch_cond_passes(variant):
-    variant("compile-graph-breaks", "h = torch.where(h.mean() > 0, torch.relu(h), torch.tanh(h))",
-            "h = torch.cond(h.mean() > 0, torch.relu, torch.tanh, (h,))")
+    variant(
+        "compile-graph-breaks",
+        "h = torch.where(h.mean() > 0, torch.relu(h), torch.tanh(h))",
+        "h = torch.cond(h.mean() > 0, torch.relu, torch.tanh, (h,))",
+    )
 
 
 # -- dynamic shapes ---------------------------------------------------------------------------
+
 
 def test_dynamic_shapes_solution_passes(solution_verdict):
     v = assert_passes(solution_verdict("compile-dynamic-shapes"))
@@ -140,14 +166,19 @@ def test_dynamic_shapes_solution_passes(solution_verdict):
 
 
 def test_dynamic_shapes_automatic_dynamic_recompiles_twice(mutant):
-    v = mutant("compile-dynamic-shapes",
-               "torch.compile(model, backend=backend, dynamic=True)", "torch.compile(model, backend=backend)")
+    v = mutant(
+        "compile-dynamic-shapes",
+        "torch.compile(model, backend=backend, dynamic=True)",
+        "torch.compile(model, backend=backend)",
+    )
     assert_fails(v, "compiled 3 graphs", "size mismatch")
 
 
 _PYTHON_COUNTER = ('        self.register_buffer("calls", torch.zeros((), dtype=torch.long))', "        self.calls = 0")
-_PYTHON_TEMPERATURE = ("temperature = (1.0 - 0.1 * self.calls).clamp(min=0.5)",
-                       "temperature = max(0.5, 1.0 - 0.1 * self.calls)")
+_PYTHON_TEMPERATURE = (
+    "temperature = (1.0 - 0.1 * self.calls).clamp(min=0.5)",
+    "temperature = max(0.5, 1.0 - 0.1 * self.calls)",
+)
 
 
 def test_dynamic_shapes_python_int_counter_recompiles_every_call(mutant):
@@ -156,8 +187,12 @@ def test_dynamic_shapes_python_int_counter_recompiles_every_call(mutant):
 
 
 def test_dynamic_shapes_recompile_limit_fallback_fails(mutant):
-    v = mutant("compile-dynamic-shapes", _PYTHON_COUNTER, _PYTHON_TEMPERATURE,
-               ("dynamic=True)", "dynamic=True, recompile_limit=1)"))
+    v = mutant(
+        "compile-dynamic-shapes",
+        _PYTHON_COUNTER,
+        _PYTHON_TEMPERATURE,
+        ("dynamic=True)", "dynamic=True, recompile_limit=1)"),
+    )
     assert_fails(v, "fell back", "eager")
 
 
@@ -167,19 +202,30 @@ def test_dynamic_shapes_dropping_the_schedule_fails(mutant):
 
 
 def test_dynamic_shapes_ignoring_the_backend_fails(mutant):
-    v = mutant("compile-dynamic-shapes", "backend=backend, dynamic=True", "backend=\"eager\", dynamic=True")
+    v = mutant("compile-dynamic-shapes", "backend=backend, dynamic=True", 'backend="eager", dynamic=True')
     assert_fails(v, "backend", "no graph reached")
 
 
 def test_dynamic_shapes_one_graph_break_within_the_limit_passes(variant):
     # Issue 20: this met every stated criterion and got "only 16 of the 8 calls ran a compiled graph".
-    variant("compile-dynamic-shapes", ("        seq = x.shape[1]\n", "        seq = x.shape[1]\n        torch._dynamo.graph_break()\n"))
+    variant(
+        "compile-dynamic-shapes",
+        ("        seq = x.shape[1]\n", "        seq = x.shape[1]\n        torch._dynamo.graph_break()\n"),
+    )
 
 
 def test_dynamic_shapes_float_buffer_and_torch_clamp_pass(variant):
-    variant("compile-dynamic-shapes",
-            ('self.register_buffer("calls", torch.zeros((), dtype=torch.long))', 'self.register_buffer("calls", torch.tensor(0.0))'),
-            ("temperature = (1.0 - 0.1 * self.calls).clamp(min=0.5)", "temperature = torch.clamp(1.0 - 0.1 * self.calls, min=0.5)"))
+    variant(
+        "compile-dynamic-shapes",
+        (
+            'self.register_buffer("calls", torch.zeros((), dtype=torch.long))',
+            'self.register_buffer("calls", torch.tensor(0.0))',
+        ),
+        (
+            "temperature = (1.0 - 0.1 * self.calls).clamp(min=0.5)",
+            "temperature = torch.clamp(1.0 - 0.1 * self.calls, min=0.5)",
+        ),
+    )
 
 
 def test_dynamic_shapes_counter_not_advanced_fails(mutant):

@@ -26,8 +26,7 @@ def test_stub_fails(check_code, course, exercise):
 
 
 def test_sigmoid_wrong_derivative(mutant):
-    assert_fails(mutant("sigmoid", "grad_out * s * (1 - s)", "grad_out * s"),
-                 "gradient of x", "max abs error")
+    assert_fails(mutant("sigmoid", "grad_out * s * (1 - s)", "grad_out * s"), "gradient of x", "max abs error")
 
 
 def test_sigmoid_ignoring_the_incoming_gradient(mutant):
@@ -35,8 +34,11 @@ def test_sigmoid_ignoring_the_incoming_gradient(mutant):
 
 
 def test_sigmoid_saving_the_input_instead_of_the_output(mutant):
-    v = mutant("sigmoid", ("ctx.save_for_backward(s)", "ctx.save_for_backward(x)"),
-               ("(s,) = ctx.saved_tensors", "(x,) = ctx.saved_tensors\n        s = torch.sigmoid(x)"))
+    v = mutant(
+        "sigmoid",
+        ("ctx.save_for_backward(s)", "ctx.save_for_backward(x)"),
+        ("(s,) = ctx.saved_tensors", "(x,) = ctx.saved_tensors\n        s = torch.sigmoid(x)"),
+    )
     assert_fails(v, "not its output", "without another exp")
 
 
@@ -51,8 +53,11 @@ def test_sigmoid_computing_in_float32_whatever_the_input(mutant):
 
 
 def test_sigmoid_from_the_exp_formula_passes(variant):
-    variant("sigmoid", ("s = torch.sigmoid(x)", "s = 1 / (1 + torch.exp(-x))"),
-            ("return grad_out * s * (1 - s)", "return grad_out * (s - s * s)"))
+    variant(
+        "sigmoid",
+        ("s = torch.sigmoid(x)", "s = 1 / (1 + torch.exp(-x))"),
+        ("return grad_out * s * (1 - s)", "return grad_out * (s - s * s)"),
+    )
 
 
 # -- leaky ReLU ------------------------------------------------------------------------------
@@ -63,25 +68,35 @@ def test_leaky_relu_missing_none_for_the_slope(mutant):
 
 
 def test_leaky_relu_gradient_for_the_float(mutant):
-    assert_fails(mutant("leaky-relu", "return grad_x, None", "return grad_x, torch.zeros(())"),
-                 "negative_slope", "None")
+    assert_fails(
+        mutant("leaky-relu", "return grad_x, None", "return grad_x, torch.zeros(())"), "negative_slope", "None"
+    )
 
 
 def test_leaky_relu_slope_on_the_wrong_side(mutant):
-    v = mutant("leaky-relu", "torch.where(x > 0, grad_out, grad_out * ctx.negative_slope)",
-               "torch.where(x > 0, grad_out * ctx.negative_slope, grad_out)")
+    v = mutant(
+        "leaky-relu",
+        "torch.where(x > 0, grad_out, grad_out * ctx.negative_slope)",
+        "torch.where(x > 0, grad_out * ctx.negative_slope, grad_out)",
+    )
     assert_fails(v, "gradient of x", "negative_slope=")
 
 
 def test_leaky_relu_modifying_x_in_place(mutant):
-    v = mutant("leaky-relu", "return torch.where(x > 0, x, x * negative_slope)",
-               "return x.mul_(torch.where(x > 0, 1.0, negative_slope))")
+    v = mutant(
+        "leaky-relu",
+        "return torch.where(x > 0, x, x * negative_slope)",
+        "return x.mul_(torch.where(x > 0, 1.0, negative_slope))",
+    )
     assert_fails(v, "in place")
 
 
 def test_leaky_relu_slope_one_at_zero(mutant):
-    v = mutant("leaky-relu", "torch.where(x > 0, grad_out, grad_out * ctx.negative_slope)",
-               "torch.where(x >= 0, grad_out, grad_out * ctx.negative_slope)")
+    v = mutant(
+        "leaky-relu",
+        "torch.where(x > 0, grad_out, grad_out * ctx.negative_slope)",
+        "torch.where(x >= 0, grad_out, grad_out * ctx.negative_slope)",
+    )
     assert_fails(v, "gradient of x", "x == 0 exactly")
 
 
@@ -96,40 +111,55 @@ def test_leaky_relu_forward_ignores_the_slope_argument(mutant):
 
 
 def test_leaky_relu_saving_a_mask_passes(variant):
-    variant("leaky-relu", ("ctx.save_for_backward(x)", "ctx.save_for_backward(x > 0)"),
-            ("return torch.where(x > 0, x, x * negative_slope)",
-             "return torch.nn.functional.leaky_relu(x, negative_slope)"),
-            ("(x,) = ctx.saved_tensors", "(positive,) = ctx.saved_tensors"),
-            ("torch.where(x > 0, grad_out,", "torch.where(positive, grad_out,"))
+    variant(
+        "leaky-relu",
+        ("ctx.save_for_backward(x)", "ctx.save_for_backward(x > 0)"),
+        (
+            "return torch.where(x > 0, x, x * negative_slope)",
+            "return torch.nn.functional.leaky_relu(x, negative_slope)",
+        ),
+        ("(x,) = ctx.saved_tensors", "(positive,) = ctx.saved_tensors"),
+        ("torch.where(x > 0, grad_out,", "torch.where(positive, grad_out,"),
+    )
 
 
 # -- stable log-sum-exp ----------------------------------------------------------------------
 
 
 def test_logsumexp_naive_formula_overflows(mutant):
-    v = mutant("stable-logsumexp", "out = (m + (x - m).exp().sum(dim=-1, keepdim=True).log()).squeeze(-1)",
-               "out = x.exp().sum(dim=-1).log()")
+    v = mutant(
+        "stable-logsumexp",
+        "out = (m + (x - m).exp().sum(dim=-1, keepdim=True).log()).squeeze(-1)",
+        "out = x.exp().sum(dim=-1).log()",
+    )
     assert_fails(v, "non-finite", "around +1000")
 
 
 def test_logsumexp_once_differentiable_breaks_double_backward(mutant):
-    v = mutant("stable-logsumexp", "    @staticmethod\n    def backward",
-               "    @staticmethod\n    @torch.autograd.function.once_differentiable\n    def backward")
+    v = mutant(
+        "stable-logsumexp",
+        "    @staticmethod\n    def backward",
+        "    @staticmethod\n    @torch.autograd.function.once_differentiable\n    def backward",
+    )
     assert_fails(v, "not differentiable", "once_differentiable")
 
 
 def test_logsumexp_softmax_computed_in_forward(mutant):
-    v = mutant("stable-logsumexp",
-               ("ctx.save_for_backward(x, out)", "ctx.p = (x - out.unsqueeze(-1)).exp()"),
-               ("x, out = ctx.saved_tensors", ""),
-               ("return grad_out.unsqueeze(-1) * (x - out.unsqueeze(-1)).exp()",
-                "return grad_out.unsqueeze(-1) * ctx.p"))
+    v = mutant(
+        "stable-logsumexp",
+        ("ctx.save_for_backward(x, out)", "ctx.p = (x - out.unsqueeze(-1)).exp()"),
+        ("x, out = ctx.saved_tensors", ""),
+        ("return grad_out.unsqueeze(-1) * (x - out.unsqueeze(-1)).exp()", "return grad_out.unsqueeze(-1) * ctx.p"),
+    )
     assert_fails(v, "not differentiable")
 
 
 def test_logsumexp_calling_torch_logsumexp(mutant):
-    v = mutant("stable-logsumexp", "out = (m + (x - m).exp().sum(dim=-1, keepdim=True).log()).squeeze(-1)",
-               "out = torch.logsumexp(x, dim=-1)")
+    v = mutant(
+        "stable-logsumexp",
+        "out = (m + (x - m).exp().sum(dim=-1, keepdim=True).log()).squeeze(-1)",
+        "out = torch.logsumexp(x, dim=-1)",
+    )
     assert_fails(v, "logsumexp", "max-subtraction")
 
 
@@ -139,24 +169,34 @@ def test_logsumexp_one_max_for_the_whole_tensor(mutant):
 
 
 def test_logsumexp_backward_ignores_the_incoming_gradient(mutant):
-    v = mutant("stable-logsumexp", "return grad_out.unsqueeze(-1) * (x - out.unsqueeze(-1)).exp()",
-               "return (x - out.unsqueeze(-1)).exp()")
+    v = mutant(
+        "stable-logsumexp",
+        "return grad_out.unsqueeze(-1) * (x - out.unsqueeze(-1)).exp()",
+        "return (x - out.unsqueeze(-1)).exp()",
+    )
     assert_fails(v, "gradient of x")
 
 
 def test_logsumexp_computing_in_float32_whatever_the_input(mutant):
-    v = mutant("stable-logsumexp", "m = x.amax(dim=-1, keepdim=True)",
-               "x = x.float()\n        m = x.amax(dim=-1, keepdim=True)")
+    v = mutant(
+        "stable-logsumexp",
+        "m = x.amax(dim=-1, keepdim=True)",
+        "x = x.float()\n        m = x.amax(dim=-1, keepdim=True)",
+    )
     assert_fails(v, "float64")
 
 
 def test_logsumexp_softmax_recomputed_with_its_own_max_passes(variant):
     # Issue 20: more accurate than torch.logsumexp's own float32 gradient; it used to fail.
-    variant("stable-logsumexp",
-            ("m = x.amax(dim=-1, keepdim=True)", "m = torch.max(x, dim=-1, keepdim=True).values"),
-            ("return grad_out.unsqueeze(-1) * (x - out.unsqueeze(-1)).exp()",
-             "e = (x - x.amax(dim=-1, keepdim=True)).exp()\n"
-             "        return grad_out.unsqueeze(-1) * e / e.sum(dim=-1, keepdim=True)"))
+    variant(
+        "stable-logsumexp",
+        ("m = x.amax(dim=-1, keepdim=True)", "m = torch.max(x, dim=-1, keepdim=True).values"),
+        (
+            "return grad_out.unsqueeze(-1) * (x - out.unsqueeze(-1)).exp()",
+            "e = (x - x.amax(dim=-1, keepdim=True)).exp()\n"
+            "        return grad_out.unsqueeze(-1) * e / e.sum(dim=-1, keepdim=True)",
+        ),
+    )
 
 
 # -- straight-through estimator --------------------------------------------------------------
@@ -168,14 +208,15 @@ def test_ste_true_derivative_of_round_is_zero(mutant):
 
 
 def test_ste_rounding_halves_up(mutant):
-    assert_fails(mutant("straight-through", "return torch.round(x)", "return torch.floor(x + 0.5)"),
-                 "exact halves")
+    assert_fails(mutant("straight-through", "return torch.round(x)", "return torch.floor(x + 0.5)"), "exact halves")
 
 
 def test_ste_clipped_gradient_is_not_the_identity(mutant):
-    v = mutant("straight-through",
-               ("return torch.round(x)", "ctx.save_for_backward(x)\n        return torch.round(x)"),
-               ("return grad_out  #", "(x,) = ctx.saved_tensors\n        return grad_out * (x.abs() <= 1)  #"))
+    v = mutant(
+        "straight-through",
+        ("return torch.round(x)", "ctx.save_for_backward(x)\n        return torch.round(x)"),
+        ("return grad_out  #", "(x,) = ctx.saved_tensors\n        return grad_out * (x.abs() <= 1)  #"),
+    )
     assert_fails(v, "gradient of x")
 
 
@@ -184,8 +225,7 @@ def test_ste_truncating_instead_of_rounding(mutant):
 
 
 def test_ste_rounding_in_float32_whatever_the_input(mutant):
-    assert_fails(mutant("straight-through", "return torch.round(x)", "return torch.round(x.float())"),
-                 "float64")
+    assert_fails(mutant("straight-through", "return torch.round(x)", "return torch.round(x.float())"), "float64")
 
 
 def test_ste_gradient_values_clamped(mutant):
@@ -194,5 +234,8 @@ def test_ste_gradient_values_clamped(mutant):
 
 
 def test_ste_method_calls_and_a_copied_gradient_pass(variant):
-    variant("straight-through", ("return torch.round(x)", "return x.round()"),
-            ("return grad_out  #", "return grad_out.clone()  #"))
+    variant(
+        "straight-through",
+        ("return torch.round(x)", "return x.round()"),
+        ("return grad_out  #", "return grad_out.clone()  #"),
+    )

@@ -42,8 +42,9 @@ def ext_mutant(check_code, solution_text):
     def run(exercise_id: str, *edits: tuple[str, str], ext: str):
         # Several seeds, like `mutant`; the extension is built once (same source, same name).
         source = renamed(mutate(solution_text(exercise_id), *edits), ext)
-        verdicts = [check_code(exercise_id, source, seed=seed)
-                    for seed in mutant_seeds(f"{exercise_id}|{ext}|{edits!r}")]
+        verdicts = [
+            check_code(exercise_id, source, seed=seed) for seed in mutant_seeds(f"{exercise_id}|{ext}|{edits!r}")
+        ]
         for v in verdicts:
             assert v.status in REJECTED, f"the mutant was not rejected on seed {v.seed}\n{describe(v)}"
         return verdicts[0]
@@ -53,35 +54,45 @@ def ext_mutant(check_code, solution_text):
 
 # -- cpp-relu -------------------------------------------------------------------------------------
 
+
 def test_relu_solution_passes(solution_verdict):
     v = assert_passes(solution_verdict("cpp-relu"))
     assert "build_s" in v.figures
 
 
 def test_relu_without_dtype_check_fails_on_the_message(ext_mutant):
-    v = ext_mutant("cpp-relu",
-                   ('    TORCH_CHECK(x.scalar_type() == at::kFloat,\n'
-                    '                "relu: expected a float32 tensor, got ", x.scalar_type());\n', ''),
-                   ext="t_nodtype")
+    v = ext_mutant(
+        "cpp-relu",
+        (
+            "    TORCH_CHECK(x.scalar_type() == at::kFloat,\n"
+            '                "relu: expected a float32 tensor, got ", x.scalar_type());\n',
+            "",
+        ),
+        ext="t_nodtype",
+    )
     # data_ptr<float>() still throws, but with a message that does not say what was expected.
     failed(v, "float64", "should mention 'float32'", "expected scalar type Float")
 
 
 def test_relu_without_contiguous_fails_on_a_strided_input(ext_mutant):
-    v = ext_mutant("cpp-relu", ("const at::Tensor input = x.contiguous();", "const at::Tensor input = x;"),
-                   ext="t_nocontig")
+    v = ext_mutant(
+        "cpp-relu", ("const at::Tensor input = x.contiguous();", "const at::Tensor input = x;"), ext="t_nocontig"
+    )
     failed(v, "non-contiguous", "max abs error")
 
 
 def test_relu_writing_into_its_input_fails(ext_mutant):
-    v = ext_mutant("cpp-relu", ("at::Tensor out = at::empty_like(input);", "at::Tensor out = input;"),
-                   ext="t_inplace")
+    v = ext_mutant("cpp-relu", ("at::Tensor out = at::empty_like(input);", "at::Tensor out = input;"), ext="t_inplace")
     failed(v, "changed its input")
 
 
 def test_relu_compile_error_points_at_the_learners_line(check_code, solution_text):
-    src = renamed(mutate(solution_text("cpp-relu"),
-                         ("o[i] = in[i] < 0.0f ? 0.0f : in[i];", "o[i] = in[i] < 0.0f ? 0.0f : in[i]")), "t_syntax")
+    src = renamed(
+        mutate(
+            solution_text("cpp-relu"), ("o[i] = in[i] < 0.0f ? 0.0f : in[i];", "o[i] = in[i] < 0.0f ? 0.0f : in[i]")
+        ),
+        "t_syntax",
+    )
     line = next(i for i, text in enumerate(src.splitlines(), 1) if "o[i] = in[i] < 0.0f ? 0.0f : in[i]" in text)
     v = check_code("cpp-relu", src)
     failed(v, "does not compile", f"line {line} of your file", "error:")
@@ -90,34 +101,47 @@ def test_relu_compile_error_points_at_the_learners_line(check_code, solution_tex
 
 
 def test_relu_misnamed_function_is_blamed_on_the_bindings(ext_mutant):
-    v = ext_mutant("cpp-relu", ("at::Tensor relu(const at::Tensor& x)", "at::Tensor my_relu(const at::Tensor& x)"),
-                   ext="t_misnamed")
+    v = ext_mutant(
+        "cpp-relu",
+        ("at::Tensor relu(const at::Tensor& x)", "at::Tensor my_relu(const at::Tensor& x)"),
+        ext="t_misnamed",
+    )
     failed(v, "does not compile", "functions=")
 
 
 def test_relu_dropping_nan_fails(ext_mutant):
-    v = ext_mutant("cpp-relu", ("o[i] = in[i] < 0.0f ? 0.0f : in[i];", "o[i] = in[i] > 0.0f ? in[i] : 0.0f;"),
-                   ext="t_nan")
+    v = ext_mutant(
+        "cpp-relu", ("o[i] = in[i] < 0.0f ? 0.0f : in[i];", "o[i] = in[i] > 0.0f ? in[i] : 0.0f;"), ext="t_nan"
+    )
     failed(v, "where relu(x) is NaN", "keeps NaN as NaN")
 
 
 def test_relu_without_device_check_fails(ext_mutant):
-    v = ext_mutant("cpp-relu", ('    TORCH_CHECK(x.device().is_cpu(), "relu: expected a CPU tensor, got one on ", x.device());\n', ""),
-                   ext="t_nodevice")
+    v = ext_mutant(
+        "cpp-relu",
+        ('    TORCH_CHECK(x.device().is_cpu(), "relu: expected a CPU tensor, got one on ", x.device());\n', ""),
+        ext="t_nodevice",
+    )
     failed(v, "not on the CPU", "should mention 'cpu'")
 
 
 def test_relu_with_std_max_and_a_copy_passes(check_code, solution_text):
     # Correct but different: std::max keeps NaN (max(NaN, 0) returns its first argument), and
     # x.contiguous().clone() always copies.
-    src = renamed(mutate(solution_text("cpp-relu"),
-                         ("o[i] = in[i] < 0.0f ? 0.0f : in[i];", "o[i] = std::max(in[i], 0.0f);"),
-                         ("at::Tensor out = at::empty_like(input);", "at::Tensor out = input.clone();")), "t_stdmax")
+    src = renamed(
+        mutate(
+            solution_text("cpp-relu"),
+            ("o[i] = in[i] < 0.0f ? 0.0f : in[i];", "o[i] = std::max(in[i], 0.0f);"),
+            ("at::Tensor out = at::empty_like(input);", "at::Tensor out = input.clone();"),
+        ),
+        "t_stdmax",
+    )
     for seed in mutant_seeds("cpp-relu|t_stdmax"):
         assert_passes(check_code("cpp-relu", src, seed=seed))
 
 
 # -- cpp-softmax ----------------------------------------------------------------------------------
+
 
 def test_softmax_solution_passes_and_is_timed(solution_verdict):
     v = assert_passes(solution_verdict("cpp-softmax"))
@@ -125,36 +149,50 @@ def test_softmax_solution_passes_and_is_timed(solution_verdict):
 
 
 def test_softmax_without_max_subtraction_overflows(ext_mutant):
-    v = ext_mutant("cpp-softmax",
-                   ("scalar_t m = -std::numeric_limits<scalar_t>::infinity();", "scalar_t m = 0;"),
-                   ("for (int64_t j = 0; j < cols; ++j) m = std::max(m, in[j]);  // key\n", ""), ext="t_nomax")
+    v = ext_mutant(
+        "cpp-softmax",
+        ("scalar_t m = -std::numeric_limits<scalar_t>::infinity();", "scalar_t m = 0;"),
+        ("for (int64_t j = 0; j < cols; ++j) m = std::max(m, in[j]);  // key\n", ""),
+        ext="t_nomax",
+    )
     failed(v, "NaN or inf", "subtract each row's max")
 
 
 def test_softmax_over_the_wrong_dimension_fails(ext_mutant):
-    v = ext_mutant("cpp-softmax",
-                   ("const int64_t rows = input.size(0), cols = input.size(1);",
-                    "const int64_t rows = input.size(1), cols = input.size(0);"), ext="t_wrongdim")
+    v = ext_mutant(
+        "cpp-softmax",
+        (
+            "const int64_t rows = input.size(0), cols = input.size(1);",
+            "const int64_t rows = input.size(1), cols = input.size(0);",
+        ),
+        ext="t_wrongdim",
+    )
     failed(v, "softmax(x) for", "max abs error")
 
 
 def test_softmax_without_dtype_dispatch_fails_on_float64(ext_mutant):
-    v = ext_mutant("cpp-softmax",
-                   ('AT_DISPATCH_FLOATING_TYPES(input.scalar_type(), "softmax", [&] {  // key',
-                    "[&] { using scalar_t = float;"),
-                   ("    });\n    return out;", "    }();\n    return out;"), ext="t_float")
+    v = ext_mutant(
+        "cpp-softmax",
+        ('AT_DISPATCH_FLOATING_TYPES(input.scalar_type(), "softmax", [&] {  // key', "[&] { using scalar_t = float;"),
+        ("    });\n    return out;", "    }();\n    return out;"),
+        ext="t_float",
+    )
     failed(v, "float64", "AT_DISPATCH_FLOATING_TYPES")
 
 
 def test_softmax_without_contiguous_fails_on_a_transposed_input(ext_mutant):
-    v = ext_mutant("cpp-softmax", ("const at::Tensor input = x.contiguous();", "const at::Tensor input = x;"),
-                   ext="t_nocontig")
+    v = ext_mutant(
+        "cpp-softmax", ("const at::Tensor input = x.contiguous();", "const at::Tensor input = x;"), ext="t_nocontig"
+    )
     failed(v, "transposed", "max abs error")
 
 
 def test_softmax_without_device_check_fails(ext_mutant):
-    v = ext_mutant("cpp-softmax", ('    TORCH_CHECK(x.device().is_cpu(), "softmax: expected a CPU tensor, got one on ", x.device());\n', ""),
-                   ext="t_nodevice")
+    v = ext_mutant(
+        "cpp-softmax",
+        ('    TORCH_CHECK(x.device().is_cpu(), "softmax: expected a CPU tensor, got one on ", x.device());\n', ""),
+        ext="t_nodevice",
+    )
     failed(v, "not on the CPU", "should mention 'cpu'")
 
 
@@ -165,16 +203,24 @@ def test_softmax_float_sum_loses_float64_precision(ext_mutant):
 
 def test_softmax_serial_loop_with_division_passes(check_code, solution_text):
     # Correct but different: no threads, a division per element instead of a multiply.
-    src = renamed(mutate(solution_text("cpp-softmax"),
-                         ("for (int64_t j = 0; j < cols; ++j) o[j] *= inv;", "for (int64_t j = 0; j < cols; ++j) o[j] /= sum;"),
-                         ("        at::parallel_for(0, rows, grain, [&](int64_t begin, int64_t end) {\n"
-                          "            softmax_rows<scalar_t>(in, o, begin, end, cols);\n        });",
-                          "        (void)grain;\n        softmax_rows<scalar_t>(in, o, 0, rows, cols);")), "t_serial")
+    src = renamed(
+        mutate(
+            solution_text("cpp-softmax"),
+            ("for (int64_t j = 0; j < cols; ++j) o[j] *= inv;", "for (int64_t j = 0; j < cols; ++j) o[j] /= sum;"),
+            (
+                "        at::parallel_for(0, rows, grain, [&](int64_t begin, int64_t end) {\n"
+                "            softmax_rows<scalar_t>(in, o, begin, end, cols);\n        });",
+                "        (void)grain;\n        softmax_rows<scalar_t>(in, o, 0, rows, cols);",
+            ),
+        ),
+        "t_serial",
+    )
     for seed in mutant_seeds("cpp-softmax|t_serial"):
         assert_passes(check_code("cpp-softmax", src, seed=seed))
 
 
 # -- cuda-softmax ---------------------------------------------------------------------------------
+
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the no-GPU path")
 def test_cuda_softmax_is_skipped_without_a_gpu(check_code, solution_text, course):
@@ -194,11 +240,16 @@ def test_cuda_softmax_solution_passes(solution_verdict):
 def test_cuda_softmax_one_thread_per_row_is_too_slow(check_code, course):
     # The stub's kernel (<<<rows, 1>>>) with the input checks done: correct, but slow.
     stub = course.exercise("cuda-softmax").stub.read_text(encoding="utf-8")
-    src = mutate(stub, ('    TORCH_CHECK(x.size(0) <= std::numeric_limits<int>::max()',
-                        '    TORCH_CHECK(x.is_cuda(), "softmax: expected a CUDA tensor");\n'
-                        '    TORCH_CHECK(x.scalar_type() == at::kFloat, "softmax: expected a float32 tensor");\n'
-                        '    TORCH_CHECK(x.dim() == 2, "softmax: expected a 2-D tensor");\n'
-                        '    TORCH_CHECK(x.size(0) <= std::numeric_limits<int>::max()'))
+    src = mutate(
+        stub,
+        (
+            "    TORCH_CHECK(x.size(0) <= std::numeric_limits<int>::max()",
+            '    TORCH_CHECK(x.is_cuda(), "softmax: expected a CUDA tensor");\n'
+            '    TORCH_CHECK(x.scalar_type() == at::kFloat, "softmax: expected a float32 tensor");\n'
+            '    TORCH_CHECK(x.dim() == 2, "softmax: expected a 2-D tensor");\n'
+            "    TORCH_CHECK(x.size(0) <= std::numeric_limits<int>::max()",
+        ),
+    )
     failed(check_code("cuda-softmax", src), "as fast as one thread per row")
 
 
@@ -210,9 +261,9 @@ def test_cuda_softmax_without_max_subtraction_overflows(ext_mutant):
 
 # -- library-custom-op ----------------------------------------------------------------------------
 
-FAKE = '''@row_logsumexp.register_fake  # key
+FAKE = """@row_logsumexp.register_fake  # key
 def _(x):
-    return x.new_empty(x.shape[:-1])  # key: (rows, cols) -> (rows,), same dtype and device as x'''
+    return x.new_empty(x.shape[:-1])  # key: (rows, cols) -> (rows,), same dtype and device as x"""
 DECORATOR = '@torch.library.custom_op("tutor_ch03::row_logsumexp", mutates_args=())  # key\n'
 
 
@@ -241,7 +292,7 @@ def test_plain_function_is_not_an_operator(mutant):
 
 def test_custom_op_declaring_a_mutation_that_never_happens_fails(mutant):
     # Issue 20: mutates_args declared for an input that is never mutated passed.
-    v = mutant("library-custom-op", 'mutates_args=())', 'mutates_args=("x",))')
+    v = mutant("library-custom-op", "mutates_args=())", 'mutates_args=("x",))')
     failed(v, "declares that it writes to its input x", "mutates_args=()")
 
 
@@ -252,10 +303,19 @@ def test_custom_op_fake_with_one_value_per_column_fails(mutant):
 
 def test_custom_op_registered_with_define_impl_and_torch_ops_passes(variant):
     # Issue 20: this correct registration was rejected ("does not contain your op as one node").
-    variant("library-custom-op", (DECORATOR, ""), ("def row_logsumexp(x: torch.Tensor) -> torch.Tensor:\n",
+    variant(
+        "library-custom-op",
+        (DECORATOR, ""),
+        (
+            "def row_logsumexp(x: torch.Tensor) -> torch.Tensor:\n",
             'torch.library.define("tutor_ch03::row_logsumexp", "(Tensor x) -> Tensor")\n\n\n'
             '@torch.library.impl("tutor_ch03::row_logsumexp", "cpu")\n'
-            "def _row_logsumexp_cpu(x: torch.Tensor) -> torch.Tensor:\n"),
-            (FAKE, '@torch.library.register_fake("tutor_ch03::row_logsumexp")\n'
-                   "def _(x):\n    return x.new_empty(x.shape[:-1])\n\n\n"
-                   "row_logsumexp = torch.ops.tutor_ch03.row_logsumexp"))
+            "def _row_logsumexp_cpu(x: torch.Tensor) -> torch.Tensor:\n",
+        ),
+        (
+            FAKE,
+            '@torch.library.register_fake("tutor_ch03::row_logsumexp")\n'
+            "def _(x):\n    return x.new_empty(x.shape[:-1])\n\n\n"
+            "row_logsumexp = torch.ops.tutor_ch03.row_logsumexp",
+        ),
+    )

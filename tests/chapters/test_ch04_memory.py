@@ -8,14 +8,16 @@ from .conftest import assert_fails, assert_passes, describe
 pytestmark = pytest.mark.slow
 
 
-@pytest.mark.parametrize("exercise", ["memory-checkpoint", "memory-grad-accum", "memory-mixed-precision",
-                                      "memory-adam8bit"])
+@pytest.mark.parametrize(
+    "exercise", ["memory-checkpoint", "memory-grad-accum", "memory-mixed-precision", "memory-adam8bit"]
+)
 def test_stub_fails(check_code, course, exercise):
     v = check_code(exercise, course.exercise(exercise).stub)
     assert v.status in ("failed", "error"), describe(v)
 
 
 # -- memory-checkpoint --------------------------------------------------------------------------
+
 
 def test_checkpoint_solution_passes(solution_verdict):
     v = assert_passes(solution_verdict("memory-checkpoint"))
@@ -29,8 +31,11 @@ def test_checkpoint_reentrant_loses_parameter_gradients(mutant):
 
 
 def test_checkpoint_whole_stack_saves_too_little(mutant):
-    v = mutant("memory-checkpoint", "    h = x\n    for block in stack:",
-               "    return checkpoint(stack, x, use_reentrant=False)\n    h = x\n    for block in stack:")
+    v = mutant(
+        "memory-checkpoint",
+        "    h = x\n    for block in stack:",
+        "    return checkpoint(stack, x, use_reentrant=False)\n    h = x\n    for block in stack:",
+    )
     assert_fails(v, "peak memory", "(no lower)", "whole stack")
 
 
@@ -41,40 +46,58 @@ def test_checkpoint_without_checkpointing_saves_nothing(mutant):
 
 def test_checkpoint_every_other_block_keeps_too_much(mutant):
     # Issue 20: this cleared the old 40% threshold.
-    v = mutant("memory-checkpoint", ("    for block in stack:", "    for i, block in enumerate(stack):"),
-               ("h = checkpoint(block, h, use_reentrant=False)",
-                "h = checkpoint(block, h, use_reentrant=False) if i % 2 == 0 else block(h)"))
+    v = mutant(
+        "memory-checkpoint",
+        ("    for block in stack:", "    for i, block in enumerate(stack):"),
+        (
+            "h = checkpoint(block, h, use_reentrant=False)",
+            "h = checkpoint(block, h, use_reentrant=False) if i % 2 == 0 else block(h)",
+        ),
+    )
     assert_fails(v, "at most 25% above", "every block must be checkpointed")
 
 
 def test_checkpoint_segments_of_two_blocks_keep_too_much(mutant):
-    v = mutant("memory-checkpoint", "    h = x\n    for block in stack:",
-               "    from torch.utils.checkpoint import checkpoint_sequential\n"
-               "    return checkpoint_sequential(stack, len(stack) // 2, x, use_reentrant=False)\n"
-               "    h = x\n    for block in stack:")
+    v = mutant(
+        "memory-checkpoint",
+        "    h = x\n    for block in stack:",
+        "    from torch.utils.checkpoint import checkpoint_sequential\n"
+        "    return checkpoint_sequential(stack, len(stack) // 2, x, use_reentrant=False)\n"
+        "    h = x\n    for block in stack:",
+    )
     assert_fails(v, "at most 25% above")
 
 
 def test_checkpoint_detaching_between_blocks_cuts_the_graph(mutant):
-    v = mutant("memory-checkpoint", "h = checkpoint(block, h, use_reentrant=False)",
-               "h = checkpoint(block, h.detach(), use_reentrant=False)")
+    v = mutant(
+        "memory-checkpoint",
+        "h = checkpoint(block, h, use_reentrant=False)",
+        "h = checkpoint(block, h.detach(), use_reentrant=False)",
+    )
     assert_fails(v, "got no gradient", "detached")
 
 
 def test_checkpoint_sequential_one_segment_per_block_passes(variant):
-    variant("memory-checkpoint", "    h = x\n    for block in stack:",
-            "    from torch.utils.checkpoint import checkpoint_sequential\n"
-            "    return checkpoint_sequential(stack, len(stack), x, use_reentrant=False)\n"
-            "    h = x\n    for block in stack:")
+    variant(
+        "memory-checkpoint",
+        "    h = x\n    for block in stack:",
+        "    from torch.utils.checkpoint import checkpoint_sequential\n"
+        "    return checkpoint_sequential(stack, len(stack), x, use_reentrant=False)\n"
+        "    h = x\n    for block in stack:",
+    )
 
 
 def test_checkpoint_under_no_grad_fails(mutant):
-    v = mutant("memory-checkpoint", "        h = checkpoint(block, h, use_reentrant=False)",
-               "        with torch.no_grad():\n            h = checkpoint(block, h, use_reentrant=False)")
+    v = mutant(
+        "memory-checkpoint",
+        "        h = checkpoint(block, h, use_reentrant=False)",
+        "        with torch.no_grad():\n            h = checkpoint(block, h, use_reentrant=False)",
+    )
     assert_fails(v, "does not require grad")
 
 
 # -- memory-grad-accum --------------------------------------------------------------------------
+
 
 def test_accumulation_solution_passes(solution_verdict):
     assert_passes(solution_verdict("memory-grad-accum"))
@@ -89,12 +112,16 @@ def test_accumulation_dividing_by_count_fails_on_uneven_batches(mutant):
 
 
 def test_accumulation_dropping_the_remainder_fails(mutant):
-    v = mutant("memory-grad-accum",
-               ("    for xb, yb in zip(inputs.tensor_split(micro_batches), targets.tensor_split(micro_batches)):",
-                "    size = n // micro_batches\n"
-                "    for i in range(micro_batches):\n"
-                "        xb, yb = inputs[i * size:(i + 1) * size], targets[i * size:(i + 1) * size]"),
-               ("* (xb.shape[0] / n)", "/ micro_batches"))
+    v = mutant(
+        "memory-grad-accum",
+        (
+            "    for xb, yb in zip(inputs.tensor_split(micro_batches), targets.tensor_split(micro_batches)):",
+            "    size = n // micro_batches\n"
+            "    for i in range(micro_batches):\n"
+            "        xb, yb = inputs[i * size:(i + 1) * size], targets[i * size:(i + 1) * size]",
+        ),
+        ("* (xb.shape[0] / n)", "/ micro_batches"),
+    )
     assert_fails(v, "every row must be used exactly once")
 
 
@@ -103,41 +130,56 @@ def test_accumulation_forgetting_zero_grad_fails(mutant):
 
 
 def test_accumulation_stepping_every_micro_batch_fails(mutant):
-    v = mutant("memory-grad-accum", "        total += loss.item()\n",
-               "        total += loss.item()\n        optimizer.step()\n")
+    v = mutant(
+        "memory-grad-accum",
+        "        total += loss.item()\n",
+        "        total += loss.item()\n        optimizer.step()\n",
+    )
     assert_fails(v, "optimizer.step() should be called once", "5 time(s)")
 
 
 def test_accumulation_torch_chunk_makes_too_few_micro_batches(mutant):
     # Issue 20: with sizes that always split evenly, torch.chunk passed.
-    v = mutant("memory-grad-accum", "zip(inputs.tensor_split(micro_batches), targets.tensor_split(micro_batches))",
-               "zip(inputs.chunk(micro_batches), targets.chunk(micro_batches))")
+    v = mutant(
+        "memory-grad-accum",
+        "zip(inputs.tensor_split(micro_batches), targets.tensor_split(micro_batches))",
+        "zip(inputs.chunk(micro_batches), targets.chunk(micro_batches))",
+    )
     assert_fails(v, "should run 4 times", "[3, 3, 3]")
 
 
 def test_accumulation_returning_the_loss_tensor_fails(mutant):
-    v = mutant("memory-grad-accum", ("    total = 0.0\n", "    total = 0\n"), ("total += loss.item()", "total = total + loss"))
+    v = mutant(
+        "memory-grad-accum", ("    total = 0.0\n", "    total = 0\n"), ("total += loss.item()", "total = total + loss")
+    )
     assert_fails(v, "returned a tensor that still holds the autograd graph", "loss.item()")
 
 
 def test_accumulation_hard_coded_cross_entropy_fails(mutant):
-    v = mutant("memory-grad-accum", "loss = loss_fn(model(xb), yb)",
-               "loss = torch.nn.functional.cross_entropy(model(xb), yb)")
+    v = mutant(
+        "memory-grad-accum", "loss = loss_fn(model(xb), yb)", "loss = torch.nn.functional.cross_entropy(model(xb), yb)"
+    )
     assert_fails(v, "gradient of")
 
 
 def test_accumulation_unweighted_mean_of_micro_losses_fails(mutant):
-    v = mutant("memory-grad-accum", ("        total += loss.item()\n", "        total += loss.item() / (xb.shape[0] / n) / micro_batches\n"))
+    v = mutant(
+        "memory-grad-accum",
+        ("        total += loss.item()\n", "        total += loss.item() / (xb.shape[0] / n) / micro_batches\n"),
+    )
     assert_fails(v, "returned loss (the full-batch mean)")
 
 
 def test_accumulation_summed_losses_divided_by_n_passes(variant):
-    variant("memory-grad-accum",
-            ("loss = loss_fn(model(xb), yb) * (xb.shape[0] / n)", "loss = loss_fn(model(xb), yb) * xb.shape[0] / n"),
-            ("    optimizer.zero_grad(set_to_none=True)\n", "    for p in model.parameters():\n        p.grad = None\n"))
+    variant(
+        "memory-grad-accum",
+        ("loss = loss_fn(model(xb), yb) * (xb.shape[0] / n)", "loss = loss_fn(model(xb), yb) * xb.shape[0] / n"),
+        ("    optimizer.zero_grad(set_to_none=True)\n", "    for p in model.parameters():\n        p.grad = None\n"),
+    )
 
 
 # -- memory-mixed-precision (CPU here: bf16, no scaler) -----------------------------------------
+
 
 def test_mixed_precision_solution_passes(solution_verdict):
     v = assert_passes(solution_verdict("memory-mixed-precision"))
@@ -153,8 +195,11 @@ def test_mixed_precision_without_autocast_fails(mutant):
 
 
 def test_mixed_precision_deprecated_cuda_autocast_does_nothing_on_cpu(mutant):
-    v = mutant("memory-mixed-precision", "torch.autocast(device_type=x.device.type, dtype=autocast_dtype(x.device))",
-               "torch.cuda.amp.autocast(dtype=autocast_dtype(x.device))")
+    v = mutant(
+        "memory-mixed-precision",
+        "torch.autocast(device_type=x.device.type, dtype=autocast_dtype(x.device))",
+        "torch.cuda.amp.autocast(dtype=autocast_dtype(x.device))",
+    )
     assert_fails(v, "produced float32 output", "deprecated")
 
 
@@ -164,8 +209,11 @@ def test_mixed_precision_scaler_enabled_for_bf16_fails(mutant):
 
 
 def test_mixed_precision_casting_the_model_fails(mutant):
-    v = mutant("memory-mixed-precision", "        logits = model(x)",
-               "        model.to(autocast_dtype(x.device))\n        logits = model(x)")
+    v = mutant(
+        "memory-mixed-precision",
+        "        logits = model(x)",
+        "        model.to(autocast_dtype(x.device))\n        logits = model(x)",
+    )
     assert_fails(v, "parameter `", "keep the model in float32")
 
 
@@ -176,8 +224,11 @@ def test_mixed_precision_without_optimizer_step_fails(mutant):
 
 def test_mixed_precision_dtype_from_the_machine_not_the_device_fails(mutant):
     # Issue 20: the fp16 mapping was only checked on CUDA machines.
-    v = mutant("memory-mixed-precision", 'torch.float16 if device.type == "cuda" else torch.bfloat16',
-               "torch.float16 if torch.cuda.is_available() else torch.bfloat16")
+    v = mutant(
+        "memory-mixed-precision",
+        'torch.float16 if device.type == "cuda" else torch.bfloat16',
+        "torch.float16 if torch.cuda.is_available() else torch.bfloat16",
+    )
     assert_fails(v, "autocast_dtype(torch.device('cuda')) returned torch.bfloat16")
 
 
@@ -188,8 +239,12 @@ def test_mixed_precision_scaler_never_enabled_fails(mutant):
 
 def test_mixed_precision_bypassing_the_scaler_fails_on_cpu_too(mutant):
     # Issue 20: GradScaler use was only checked on CUDA; an enabled GradScaler("cpu") shows it.
-    v = mutant("memory-mixed-precision", ("scaler.scale(loss).backward()", "loss.backward()"),
-               ("scaler.step(optimizer)", "optimizer.step()"), ("    scaler.update()", "    pass  # scaler.update()"))
+    v = mutant(
+        "memory-mixed-precision",
+        ("scaler.scale(loss).backward()", "loss.backward()"),
+        ("scaler.step(optimizer)", "optimizer.step()"),
+        ("    scaler.update()", "    pass  # scaler.update()"),
+    )
     assert_fails(v, "changed the parameters", "scaler.step(optimizer)")
 
 
@@ -204,11 +259,17 @@ def test_mixed_precision_backward_inside_autocast_fails(mutant):
 
 
 def test_mixed_precision_amp_autocast_and_device_check_pass(variant):
-    variant("memory-mixed-precision",
-            ('torch.float16 if device.type == "cuda" else torch.bfloat16',
-             '{"cuda": torch.float16}.get(torch.device(device).type, torch.bfloat16)'),
-            ("torch.autocast(device_type=x.device.type, dtype=autocast_dtype(x.device))",
-             "torch.amp.autocast(x.device.type, dtype=autocast_dtype(x.device))"))
+    variant(
+        "memory-mixed-precision",
+        (
+            'torch.float16 if device.type == "cuda" else torch.bfloat16',
+            '{"cuda": torch.float16}.get(torch.device(device).type, torch.bfloat16)',
+        ),
+        (
+            "torch.autocast(device_type=x.device.type, dtype=autocast_dtype(x.device))",
+            "torch.amp.autocast(x.device.type, dtype=autocast_dtype(x.device))",
+        ),
+    )
 
 
 # -- memory-adam8bit ----------------------------------------------------------------------------
@@ -232,14 +293,20 @@ def test_adam8bit_32bit_state_is_too_big(mutant):
 
 
 def test_adam8bit_counting_only_the_quantized_state_fails(mutant):
-    v = mutant("memory-adam8bit", "if isinstance(v, torch.Tensor))",
-               "if isinstance(v, torch.Tensor) and v.dtype == torch.uint8)")
+    v = mutant(
+        "memory-adam8bit",
+        "if isinstance(v, torch.Tensor))",
+        "if isinstance(v, torch.Tensor) and v.dtype == torch.uint8)",
+    )
     assert_fails(v, "state_bytes(your optimizer)")
 
 
 def test_adam8bit_ignoring_the_learning_rate_fails(mutant):
-    assert_fails(mutant("memory-adam8bit", ADAM8BIT, "bnb.optim.Adam8bit(model.parameters())"), "learning rate",
-                 "pass the lr it is given")
+    assert_fails(
+        mutant("memory-adam8bit", ADAM8BIT, "bnb.optim.Adam8bit(model.parameters())"),
+        "learning rate",
+        "pass the lr it is given",
+    )
 
 
 def test_adam8bit_adamw8bit_decays_weights(mutant):
@@ -258,5 +325,8 @@ def test_adam8bit_counting_elements_not_bytes_fails(mutant):
 
 
 def test_adam8bit_optim_bits_8_and_nbytes_pass(variant):
-    variant("memory-adam8bit", (ADAM8BIT, "bnb.optim.Adam(model.parameters(), lr=lr, optim_bits=8)"),
-            ("v.numel() * v.element_size()", "v.nbytes"))
+    variant(
+        "memory-adam8bit",
+        (ADAM8BIT, "bnb.optim.Adam(model.parameters(), lr=lr, optim_bits=8)"),
+        ("v.numel() * v.element_size()", "v.nbytes"),
+    )

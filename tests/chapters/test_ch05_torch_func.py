@@ -10,6 +10,7 @@ pytestmark = pytest.mark.slow
 
 # -- func-vmap-linear ---------------------------------------------------------------------------
 
+
 def test_vmap_linear_solution_passes(solution_verdict):
     v = assert_passes(solution_verdict("func-vmap-linear", seeds=2))
     assert {"time", "reference_vs_loop"} <= set(v.figures)
@@ -24,8 +25,11 @@ def test_vmap_linear_moving_the_dim_afterwards_passes(variant):
 
 
 def test_vmap_linear_reshape_instead_of_moving_the_dim(mutant):
-    v = mutant("func-vmap-linear", ", out_dims=1)(x, weight, bias)",
-               ")(x, weight, bias).reshape(x.shape[0], weight.shape[0], -1)")
+    v = mutant(
+        "func-vmap-linear",
+        ", out_dims=1)(x, weight, bias)",
+        ")(x, weight, bias).reshape(x.shape[0], weight.shape[0], -1)",
+    )
     assert_fails(v, "scrambled", "out_dims=1")
 
 
@@ -40,14 +44,20 @@ def test_vmap_linear_mapping_the_shared_input_errors(mutant):
 
 
 def test_vmap_linear_dropping_the_bias_fails(mutant):
-    v = mutant("func-vmap-linear", "vmap(F.linear, in_dims=(None, 0, 0), out_dims=1)",
-               "vmap(lambda x, w, b: x @ w.T, in_dims=(None, 0, 0), out_dims=1)")
+    v = mutant(
+        "func-vmap-linear",
+        "vmap(F.linear, in_dims=(None, 0, 0), out_dims=1)",
+        "vmap(lambda x, w, b: x @ w.T, in_dims=(None, 0, 0), out_dims=1)",
+    )
     assert_fails(v, "batched_linear output", "max abs error")
 
 
 def test_vmap_linear_without_vmap_fails(mutant):
-    v = mutant("func-vmap-linear", "    return vmap(F.linear, in_dims=(None, 0, 0), out_dims=1)(x, weight, bias)",
-               "    return torch.einsum('bi,noi->bno', x, weight) + bias")
+    v = mutant(
+        "func-vmap-linear",
+        "    return vmap(F.linear, in_dims=(None, 0, 0), out_dims=1)(x, weight, bias)",
+        "    return torch.einsum('bi,noi->bno', x, weight) + bias",
+    )
     assert_fails(v, "never calls torch.func.vmap")
 
 
@@ -64,17 +74,27 @@ def test_per_sample_solution_passes(solution_verdict):
 
 def test_per_sample_one_dict_for_params_and_buffers_passes(variant):
     """Correct but different: params and buffers merged into one dict, mapped with three in_dims."""
-    variant("func-per-sample-grads",
-            ("    def sample_loss(params, buffers, xi, yi):", "    def sample_loss(state, xi, yi):"),
-            ("functional_call(model, (params, buffers), (xi.unsqueeze(0),))",
-             "functional_call(model, state, (xi.unsqueeze(0),))"),
-            (PER_SAMPLE_VMAP, "    grads = vmap(grad(sample_loss), in_dims=(None, 0, 0))({**params, **buffers}, x, y)\n"
-                              "    return {k: grads[k] for k in params}"))
+    variant(
+        "func-per-sample-grads",
+        ("    def sample_loss(params, buffers, xi, yi):", "    def sample_loss(state, xi, yi):"),
+        (
+            "functional_call(model, (params, buffers), (xi.unsqueeze(0),))",
+            "functional_call(model, state, (xi.unsqueeze(0),))",
+        ),
+        (
+            PER_SAMPLE_VMAP,
+            "    grads = vmap(grad(sample_loss), in_dims=(None, 0, 0))({**params, **buffers}, x, y)\n"
+            "    return {k: grads[k] for k in params}",
+        ),
+    )
 
 
 def test_per_sample_model_called_directly_gives_zero_gradients(mutant):
-    v = mutant("func-per-sample-grads", "functional_call(model, (params, buffers), (xi.unsqueeze(0),))",
-               "model(xi.unsqueeze(0))")
+    v = mutant(
+        "func-per-sample-grads",
+        "functional_call(model, (params, buffers), (xi.unsqueeze(0),))",
+        "model(xi.unsqueeze(0))",
+    )
     assert_fails(v, "exactly zero", "functional_call")
 
 
@@ -84,8 +104,11 @@ def test_per_sample_gradient_with_respect_to_the_input(mutant):
 
 
 def test_per_sample_nll_loss_on_raw_logits(mutant):
-    v = mutant("func-per-sample-grads", "return F.cross_entropy(logits, yi.unsqueeze(0))",
-               "return F.nll_loss(logits, yi.unsqueeze(0))")
+    v = mutant(
+        "func-per-sample-grads",
+        "return F.cross_entropy(logits, yi.unsqueeze(0))",
+        "return F.nll_loss(logits, yi.unsqueeze(0))",
+    )
     assert_fails(v, "per-sample gradients", "max abs error")
 
 
@@ -95,21 +118,28 @@ def test_per_sample_without_batch_of_one_hits_the_flatten_shape_error(mutant):
 
 
 def test_per_sample_batch_gradient_has_the_wrong_shape(mutant):
-    v = mutant("func-per-sample-grads", PER_SAMPLE_VMAP,
-               "    def batch_loss(params, buffers, x, y):\n"
-               "        return F.cross_entropy(functional_call(model, (params, buffers), (x,)), y)\n"
-               "    return grad(batch_loss)(params, buffers, x, y)")
+    v = mutant(
+        "func-per-sample-grads",
+        PER_SAMPLE_VMAP,
+        "    def batch_loss(params, buffers, x, y):\n"
+        "        return F.cross_entropy(functional_call(model, (params, buffers), (x,)), y)\n"
+        "    return grad(batch_loss)(params, buffers, x, y)",
+    )
     assert_fails(v, "should have shape (batch, *param.shape)")
 
 
 def test_per_sample_loop_of_backward_calls_fails(mutant):
-    v = mutant("func-per-sample-grads", PER_SAMPLE_VMAP,
-               "    return {k: torch.stack([grad(sample_loss)(params, buffers, xi, yi)[k]\n"
-               "                            for xi, yi in zip(x, y)]) for k in params}")
+    v = mutant(
+        "func-per-sample-grads",
+        PER_SAMPLE_VMAP,
+        "    return {k: torch.stack([grad(sample_loss)(params, buffers, xi, yi)[k]\n"
+        "                            for xi, yi in zip(x, y)]) for k in params}",
+    )
     assert_fails(v, "never calls torch.func.vmap")
 
 
 # -- func-ensemble ------------------------------------------------------------------------------
+
 
 def test_ensemble_solution_passes(solution_verdict):
     v = assert_passes(solution_verdict("func-ensemble", seeds=2))
@@ -119,11 +149,14 @@ def test_ensemble_solution_passes(solution_verdict):
 
 def test_ensemble_stacked_by_hand_passes(variant):
     """Correct but different: stack the state dicts by hand instead of stack_module_state."""
-    variant("func-ensemble", "    params, buffers = stack_module_state(models)\n",
-            "    params = {k: torch.stack([dict(m.named_parameters())[k].detach() for m in models])\n"
-            "              for k, _ in models[0].named_parameters()}\n"
-            "    buffers = {k: torch.stack([dict(m.named_buffers())[k] for m in models])\n"
-            "               for k, _ in models[0].named_buffers()}\n")
+    variant(
+        "func-ensemble",
+        "    params, buffers = stack_module_state(models)\n",
+        "    params = {k: torch.stack([dict(m.named_parameters())[k].detach() for m in models])\n"
+        "              for k, _ in models[0].named_parameters()}\n"
+        "    buffers = {k: torch.stack([dict(m.named_buffers())[k] for m in models])\n"
+        "               for k, _ in models[0].named_buffers()}\n",
+    )
 
 
 def test_ensemble_moving_the_callers_model_to_meta(mutant):
@@ -146,14 +179,18 @@ def test_ensemble_mapping_the_shared_batch_errors(mutant):
 
 
 def test_ensemble_python_loop_fails(mutant):
-    v = mutant("func-ensemble", "    return vmap(one_model, in_dims=(0, 0, None))(params, buffers, x)",
-               "    n = next(iter(params.values())).shape[0]\n"
-               "    return torch.stack([one_model({k: v[i] for k, v in params.items()},\n"
-               "                                  {k: v[i] for k, v in buffers.items()}, x) for i in range(n)])")
+    v = mutant(
+        "func-ensemble",
+        "    return vmap(one_model, in_dims=(0, 0, None))(params, buffers, x)",
+        "    n = next(iter(params.values())).shape[0]\n"
+        "    return torch.stack([one_model({k: v[i] for k, v in params.items()},\n"
+        "                                  {k: v[i] for k, v in buffers.items()}, x) for i in range(n)])",
+    )
     assert_fails(v, "never calls torch.func.vmap")
 
 
 # -- func-maml ----------------------------------------------------------------------------------
+
 
 def test_maml_solution_passes(solution_verdict):
     assert_passes(solution_verdict("func-maml", seeds=2))
@@ -161,13 +198,19 @@ def test_maml_solution_passes(solution_verdict):
 
 def test_maml_autograd_grad_and_a_task_loop_passes(variant):
     """Correct but different: torch.autograd.grad(create_graph=True) and a Python loop over tasks."""
-    variant("func-maml",
-            ("        g = grad(loss)(params)",
-             "        g = dict(zip(params, torch.autograd.grad(loss(params), list(params.values()), create_graph=True)))"),
-            ("    return vmap(task_loss)(support_x, support_y, query_x, query_y).mean()",
-             "    losses = [task_loss(support_x[t], support_y[t], query_x[t], query_y[t])\n"
-             "              for t in range(support_x.shape[0])]\n"
-             "    return torch.stack(losses).mean()"))
+    variant(
+        "func-maml",
+        (
+            "        g = grad(loss)(params)",
+            "        g = dict(zip(params, torch.autograd.grad(loss(params), list(params.values()), create_graph=True)))",
+        ),
+        (
+            "    return vmap(task_loss)(support_x, support_y, query_x, query_y).mean()",
+            "    losses = [task_loss(support_x[t], support_y[t], query_x[t], query_y[t])\n"
+            "              for t in range(support_x.shape[0])]\n"
+            "    return torch.stack(losses).mean()",
+        ),
+    )
 
 
 def test_maml_hard_coded_learning_rate_fails(mutant):
@@ -181,8 +224,9 @@ def test_maml_query_loss_of_the_unadapted_model_fails(mutant):
 
 
 def test_maml_sum_over_tasks_fails(mutant):
-    v = mutant("func-maml", "(support_x, support_y, query_x, query_y).mean()",
-               "(support_x, support_y, query_x, query_y).sum()")
+    v = mutant(
+        "func-maml", "(support_x, support_y, query_x, query_y).mean()", "(support_x, support_y, query_x, query_y).sum()"
+    )
     assert_fails(v, "maml_loss (mean query loss")
 
 
@@ -201,8 +245,11 @@ def test_maml_gradient_ascent_fails(mutant):
 
 
 def test_maml_detached_initial_parameters_fail(mutant):
-    v = mutant("func-maml", "    params = dict(model.named_parameters())\n\n",
-               "    params = {k: v.detach() for k, v in model.named_parameters()}\n\n")
+    v = mutant(
+        "func-maml",
+        "    params = dict(model.named_parameters())\n\n",
+        "    params = {k: v.detach() for k, v in model.named_parameters()}\n\n",
+    )
     assert_fails(v, "does not require grad")
 
 
@@ -223,20 +270,26 @@ def test_hvp_solution_passes(solution_verdict):
 def test_hvp_reverse_over_reverse_and_a_loop_pass(variant):
     """Correct but different: the gradient of <grad f, d> (reverse over reverse), and a Python
     loop over the directions instead of vmap."""
-    variant("func-hvp",
-            (HVP_ONE, "        return grad(lambda y: torch.dot(grad(f)(y), direction))(x)"),
-            ("    return vmap(one)(v)  # key", "    return torch.stack([one(d) for d in v])"))
+    variant(
+        "func-hvp",
+        (HVP_ONE, "        return grad(lambda y: torch.dot(grad(f)(y), direction))(x)"),
+        ("    return vmap(one)(v)  # key", "    return torch.stack([one(d) for d in v])"),
+    )
 
 
 def test_hvp_forming_the_hessian_fails_on_memory(mutant):
-    v = mutant("func-hvp", ("from torch.func import grad, jvp, vmap", "from torch.func import grad, hessian, jvp, vmap"),
-               ("    if v.dim() == 1:", "    return v @ hessian(f)(x)\n    if v.dim() == 1:"))
+    v = mutant(
+        "func-hvp",
+        ("from torch.func import grad, jvp, vmap", "from torch.func import grad, hessian, jvp, vmap"),
+        ("    if v.dim() == 1:", "    return v @ hessian(f)(x)\n    if v.dim() == 1:"),
+    )
     assert_fails(v, "peaked at", "builds the n x n matrix")
 
 
 def test_hvp_finite_difference_fails_in_float64(mutant):
-    v = mutant("func-hvp", HVP_ONE,
-               "        eps = 1e-4\n        return (grad(f)(x + eps * direction) - grad(f)(x)) / eps")
+    v = mutant(
+        "func-hvp", HVP_ONE, "        eps = 1e-4\n        return (grad(f)(x + eps * direction) - grad(f)(x)) / eps"
+    )
     assert_fails(v, "against the float64 Hessian", "float64")
 
 
@@ -256,9 +309,16 @@ def test_hvp_several_directions_as_one_tangent_fails(mutant):
 
 
 def test_hvp_autograd_on_the_callers_x_fails(mutant):
-    v = mutant("func-hvp",
-               (HVP_ONE, ("        x.requires_grad_(True)\n"
-                          "        g = torch.autograd.grad(f(x), x, create_graph=True)[0]\n"
-                          "        return torch.autograd.grad(g, x, direction)[0]")),
-               ("    return vmap(one)(v)  # key", "    return torch.stack([one(d) for d in v])"))
+    v = mutant(
+        "func-hvp",
+        (
+            HVP_ONE,
+            (
+                "        x.requires_grad_(True)\n"
+                "        g = torch.autograd.grad(f(x), x, create_graph=True)[0]\n"
+                "        return torch.autograd.grad(g, x, direction)[0]"
+            ),
+        ),
+        ("    return vmap(one)(v)  # key", "    return torch.stack([one(d) for d in v])"),
+    )
     assert_fails(v, "requires grad", "requires_grad_()")

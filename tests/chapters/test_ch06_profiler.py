@@ -9,6 +9,7 @@ pytestmark = pytest.mark.slow
 
 # -- find the bottleneck ----------------------------------------------------------------------
 
+
 def test_bottleneck_solution_passes(solution_verdict):
     v = assert_passes(solution_verdict("profile-bottleneck", seeds=2))
     assert {"share_WideMLP", "share_RankFeatures", "share_ConvBlock"} <= set(v.figures)
@@ -16,43 +17,60 @@ def test_bottleneck_solution_passes(solution_verdict):
 
 def test_bottleneck_events_aggregated_by_hand_passes(variant):
     """Correct but different: sum the raw events per name instead of using key_averages()."""
-    variant("profile-bottleneck",
-            ("    events = prof.key_averages()\n",
-             "    per_name = {}\n"
-             "    for e in prof.events():\n"
-             "        per_name[e.key] = per_name.get(e.key, 0.0) + e.self_cpu_time_total\n"),
-            ("    total = sum(e.self_cpu_time_total for e in events)", "    total = sum(per_name.values())"),
-            ("    top = max(events, key=lambda e: e.self_cpu_time_total)", "    top = max(per_name, key=per_name.get)"),
-            ("    return top.key, top.self_cpu_time_total / total", "    return top, per_name[top] / total"))
+    variant(
+        "profile-bottleneck",
+        (
+            "    events = prof.key_averages()\n",
+            "    per_name = {}\n"
+            "    for e in prof.events():\n"
+            "        per_name[e.key] = per_name.get(e.key, 0.0) + e.self_cpu_time_total\n",
+        ),
+        ("    total = sum(e.self_cpu_time_total for e in events)", "    total = sum(per_name.values())"),
+        ("    top = max(events, key=lambda e: e.self_cpu_time_total)", "    top = max(per_name, key=per_name.get)"),
+        ("    return top.key, top.self_cpu_time_total / total", "    return top, per_name[top] / total"),
+    )
 
 
 def test_bottleneck_ranked_by_total_time_fails(mutant):
-    v = mutant("profile-bottleneck", "top = max(events, key=lambda e: e.self_cpu_time_total)",
-               "top = max(events, key=lambda e: e.cpu_time_total)")
+    v = mutant(
+        "profile-bottleneck",
+        "top = max(events, key=lambda e: e.self_cpu_time_total)",
+        "top = max(events, key=lambda e: e.cpu_time_total)",
+    )
     assert_fails(v, "*total* CPU time", "self_cpu_time_total")
 
 
 def test_bottleneck_share_as_percentage_fails(mutant):
-    v = mutant("profile-bottleneck", "return top.key, top.self_cpu_time_total / total",
-               "return top.key, 100 * top.self_cpu_time_total / total")
+    v = mutant(
+        "profile-bottleneck",
+        "return top.key, top.self_cpu_time_total / total",
+        "return top.key, 100 * top.self_cpu_time_total / total",
+    )
     assert_fails(v, "percentage")
 
 
 def test_bottleneck_share_of_summed_total_times_fails(mutant):
-    v = mutant("profile-bottleneck", "total = sum(e.self_cpu_time_total for e in events)",
-               "total = sum(e.cpu_time_total for e in events)")
+    v = mutant(
+        "profile-bottleneck",
+        "total = sum(e.self_cpu_time_total for e in events)",
+        "total = sum(e.cpu_time_total for e in events)",
+    )
     assert_fails(v, "share", "sum of *total* times")
 
 
 def test_bottleneck_share_of_wall_clock_time_fails(mutant):
     """The classic half-right share: the op's self time over the loop's wall-clock time."""
-    v = mutant("profile-bottleneck",
-               ("import torch\n", "import time\n\nimport torch\n"),
-               ("            for _ in range(iters):\n                model(x)\n",
-                "            start = time.perf_counter()\n"
-                "            for _ in range(iters):\n                model(x)\n"
-                "            wall_us = (time.perf_counter() - start) * 1e6\n"),
-               ("    total = sum(e.self_cpu_time_total for e in events)", "    total = wall_us"))
+    v = mutant(
+        "profile-bottleneck",
+        ("import torch\n", "import time\n\nimport torch\n"),
+        (
+            "            for _ in range(iters):\n                model(x)\n",
+            "            start = time.perf_counter()\n"
+            "            for _ in range(iters):\n                model(x)\n"
+            "            wall_us = (time.perf_counter() - start) * 1e6\n",
+        ),
+        ("    total = sum(e.self_cpu_time_total for e in events)", "    total = wall_us"),
+    )
     assert_fails(v, "your own profile gives", "wall-clock")
 
 
@@ -62,9 +80,11 @@ def test_bottleneck_ignoring_iters_fails(mutant):
 
 
 def test_bottleneck_warm_up_inside_the_profile_fails(mutant):
-    v = mutant("profile-bottleneck",
-               ("        for _ in range(3):  # warm-up", "        for _ in range(0):  # warm-up"),
-               ("            for _ in range(iters):", "            for _ in range(iters + 3):"))
+    v = mutant(
+        "profile-bottleneck",
+        ("        for _ in range(3):  # warm-up", "        for _ in range(0):  # warm-up"),
+        ("            for _ in range(iters):", "            for _ in range(iters + 3):"),
+    )
     assert_fails(v, "warm-up passes belong before")
 
 
@@ -75,6 +95,7 @@ def test_bottleneck_with_autograd_on_fails(mutant):
 
 # -- labelled trace ---------------------------------------------------------------------------
 
+
 def test_trace_solution_passes(solution_verdict):
     assert_passes(solution_verdict("profile-trace", seeds=2))
 
@@ -82,10 +103,12 @@ def test_trace_solution_passes(solution_verdict):
 def test_trace_autograd_record_function_and_zeroed_grads_pass(variant):
     """Correct but different: the autograd.profiler spelling of the label, and zero_grad that
     keeps the tensors (filled with zeros) instead of setting them to None."""
-    variant("profile-trace",
-            ("import torch\n", "import torch\nimport torch.autograd.profiler as autograd_profiler\n"),
-            ('        with record_function("backward"):', '        with autograd_profiler.record_function("backward"):'),
-            ("            optimizer.zero_grad()\n", "            optimizer.zero_grad(set_to_none=False)\n"))
+    variant(
+        "profile-trace",
+        ("import torch\n", "import torch\nimport torch.autograd.profiler as autograd_profiler\n"),
+        ('        with record_function("backward"):', '        with autograd_profiler.record_function("backward"):'),
+        ("            optimizer.zero_grad()\n", "            optimizer.zero_grad(set_to_none=False)\n"),
+    )
 
 
 def test_trace_returning_the_loss_tensor_fails(mutant):
@@ -93,20 +116,29 @@ def test_trace_returning_the_loss_tensor_fails(mutant):
 
 
 def test_trace_backward_not_labelled_fails(mutant):
-    v = mutant("profile-trace", '        with record_function("backward"):  # key\n            loss.backward()',
-               "        loss.backward()")
+    v = mutant(
+        "profile-trace",
+        '        with record_function("backward"):  # key\n            loss.backward()',
+        "        loss.backward()",
+    )
     assert_fails(v, "no 'backward' range")
 
 
 def test_trace_exported_inside_profile_block_fails(mutant):
-    v = mutant("profile-trace", "            optimizer.zero_grad()\n    prof.export_chrome_trace(trace_path)",
-               "            optimizer.zero_grad()\n        prof.export_chrome_trace(trace_path)")
+    v = mutant(
+        "profile-trace",
+        "            optimizer.zero_grad()\n    prof.export_chrome_trace(trace_path)",
+        "            optimizer.zero_grad()\n        prof.export_chrome_trace(trace_path)",
+    )
     assert_fails(v, "still running", "after that block")
 
 
 def test_trace_label_around_nothing_fails(mutant):
-    v = mutant("profile-trace", '        with record_function("forward"):  # key\n            loss = loss_fn(model(x), y)',
-               '        with record_function("forward"):\n            pass\n        loss = loss_fn(model(x), y)')
+    v = mutant(
+        "profile-trace",
+        '        with record_function("forward"):  # key\n            loss = loss_fn(model(x), y)',
+        '        with record_function("forward"):\n            pass\n        loss = loss_fn(model(x), y)',
+    )
     assert_fails(v, "'forward' range contains none")
 
 
@@ -116,33 +148,44 @@ def test_trace_without_zero_grad_fails(mutant):
 
 # -- scheduled profiling ----------------------------------------------------------------------
 
+
 def test_schedule_solution_passes(solution_verdict):
     assert_passes(solution_verdict("profile-schedule", seeds=2))
 
 
 def test_schedule_tensorboard_handler_passes(variant):
     """Correct but different: torch's own tensorboard_trace_handler writes one .json per trace."""
-    variant("profile-schedule",
-            ("from pathlib import Path\n", "from pathlib import Path\n\nimport torch.profiler\n"),
-            ("on_trace_ready=handler)", "on_trace_ready=torch.profiler.tensorboard_trace_handler(trace_dir))"))
+    variant(
+        "profile-schedule",
+        ("from pathlib import Path\n", "from pathlib import Path\n\nimport torch.profiler\n"),
+        ("on_trace_ready=handler)", "on_trace_ready=torch.profiler.tensorboard_trace_handler(trace_dir))"),
+    )
 
 
 def test_schedule_step_before_the_work_records_the_wrong_calls(mutant):
-    v = mutant("profile-schedule", "            step_fn()\n            prof.step()",
-               "            prof.step()\n            step_fn()")
+    v = mutant(
+        "profile-schedule",
+        "            step_fn()\n            prof.step()",
+        "            prof.step()\n            step_fn()",
+    )
     assert_fails(v, "record calls", "off by one call", "after step_fn()")
 
 
 def test_schedule_hard_coded_numbers_fail(mutant):
-    v = mutant("profile-schedule", "schedule(wait=wait, warmup=warmup, active=active, repeat=repeat)",
-               "schedule(wait=1, warmup=1, active=2, repeat=repeat)")
+    v = mutant(
+        "profile-schedule",
+        "schedule(wait=wait, warmup=warmup, active=active, repeat=repeat)",
+        "schedule(wait=1, warmup=1, active=2, repeat=repeat)",
+    )
     assert_fails(v, "schedule(wait=")
 
 
 def test_schedule_one_export_at_the_end_fails(mutant):
-    v = mutant("profile-schedule", ("                 on_trace_ready=handler) as prof:", "                 ) as prof:"),
-               ("            prof.step()  # key\n",
-                "            prof.step()\n    handler(prof)\n"))
+    v = mutant(
+        "profile-schedule",
+        ("                 on_trace_ready=handler) as prof:", "                 ) as prof:"),
+        ("            prof.step()  # key\n", "            prof.step()\n    handler(prof)\n"),
+    )
     assert_fails(v, "on_trace_ready should have fired")
 
 
@@ -161,6 +204,7 @@ def test_schedule_ignoring_repeat_fails(mutant):
 
 # -- memory per layer -------------------------------------------------------------------------
 
+
 def test_memory_solution_passes(solution_verdict):
     v = assert_passes(solution_verdict("profile-memory", seeds=2))
     assert "checker's own profile" in v.figures["hungriest_trial1"]["compares"]
@@ -168,32 +212,42 @@ def test_memory_solution_passes(solution_verdict):
 
 def test_memory_legacy_autograd_profiler_passes(variant):
     """Correct but different: the older torch.autograd.profiler.profile has the same columns."""
-    variant("profile-memory",
-            ("import torch\n", "import torch\nimport torch.autograd.profiler\n"),
-            ("    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:",
-             "    with torch.autograd.profiler.profile(profile_memory=True) as prof:"))
+    variant(
+        "profile-memory",
+        ("import torch\n", "import torch\nimport torch.autograd.profiler\n"),
+        (
+            "    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:",
+            "    with torch.autograd.profiler.profile(profile_memory=True) as prof:",
+        ),
+    )
 
 
 def test_memory_output_handed_on_inside_the_label_fails(mutant):
-    v = mutant("profile-memory", "                out = layer(h)\n            h = out",
-               "                h = layer(h)")
+    v = mutant("profile-memory", "                out = layer(h)\n            h = out", "                h = layer(h)")
     assert_fails(v, "inside the label", "freed inside this layer's label")
 
 
 def test_memory_two_forward_passes_fail(mutant):
-    v = mutant("profile-memory",
-               ("        for name, layer in model.named_children():",
-                "        for name, layer in [*model.named_children()] * 2:"),
-               ("            with record_function(name):  # key\n",
-                "            h = x if name == names[0] else h\n"
-                "            with record_function(name):\n"))
+    v = mutant(
+        "profile-memory",
+        (
+            "        for name, layer in model.named_children():",
+            "        for name, layer in [*model.named_children()] * 2:",
+        ),
+        (
+            "            with record_function(name):  # key\n",
+            "            h = x if name == names[0] else h\n            with record_function(name):\n",
+        ),
+    )
     assert_fails(v, "2 forward passes", "exactly one forward pass")
 
 
 def test_memory_under_no_grad_fails(mutant):
-    v = mutant("profile-memory",
-               "    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:",
-               "    with torch.no_grad(), profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:")
+    v = mutant(
+        "profile-memory",
+        "    with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:",
+        "    with torch.no_grad(), profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:",
+    )
     assert_fails(v, "torch.no_grad()", "autograd on")
 
 
@@ -203,8 +257,11 @@ def test_memory_self_column_fails(mutant):
 
 
 def test_memory_without_profile_memory_fails(mutant):
-    v = mutant("profile-memory", "profile(activities=[ProfilerActivity.CPU], profile_memory=True)",
-               "profile(activities=[ProfilerActivity.CPU])")
+    v = mutant(
+        "profile-memory",
+        "profile(activities=[ProfilerActivity.CPU], profile_memory=True)",
+        "profile(activities=[ProfilerActivity.CPU])",
+    )
     assert_fails(v, "profile_memory=True")
 
 
@@ -228,10 +285,13 @@ def test_fix_solution_passes(solution_verdict):
 def test_fix_eigh_in_init_non_persistent_buffer_passes(variant):
     """Correct but different: the eigendecomposition written out in __init__ (scaled columns
     instead of a diag matmul), kept as a non-persistent buffer."""
-    variant("profile-fix", FIX_BUFFER,
-            "        evals, evecs = torch.linalg.eigh(self.cov)\n"
-            "        w = (evecs * evals.clamp_min(1e-5).rsqrt()) @ evecs.T\n"
-            '        self.register_buffer("w", w, persistent=False)')
+    variant(
+        "profile-fix",
+        FIX_BUFFER,
+        "        evals, evecs = torch.linalg.eigh(self.cov)\n"
+        "        w = (evecs * evals.clamp_min(1e-5).rsqrt()) @ evecs.T\n"
+        '        self.register_buffer("w", w, persistent=False)',
+    )
 
 
 def test_fix_hot_op_by_total_time_names_the_wrapper(mutant):
@@ -255,11 +315,16 @@ def test_fix_cached_as_a_parameter_gets_trained(mutant):
 
 
 def test_fix_cholesky_whitening_rotates_the_inputs(mutant):
-    v = mutant("profile-fix", FIX_BUFFER,
-               '        self.register_buffer("w", torch.linalg.inv(torch.linalg.cholesky(self.cov)).T)')
+    v = mutant(
+        "profile-fix",
+        FIX_BUFFER,
+        '        self.register_buffer("w", torch.linalg.inv(torch.linalg.cholesky(self.cov)).T)',
+    )
     assert_fails(v, "FastWhitened's output vs Whitened's")
 
 
 def test_fix_still_decomposing_every_step(mutant):
-    v = mutant("profile-fix", "        return self.net(x @ self.w)  # key", "        return self.net(x @ self.whitener())")
+    v = mutant(
+        "profile-fix", "        return self.net(x @ self.w)  # key", "        return self.net(x @ self.whitener())"
+    )
     assert_fails(v, "still runs aten::_linalg_eigh", "compute its result once")

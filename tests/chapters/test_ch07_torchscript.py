@@ -21,8 +21,7 @@ def test_script_passage_runs_from_a_file(tmp_path):
     text = (ROOT / "lessons/07-torchscript/guide/en/02-script.md").read_text(encoding="utf-8")
     block = [b for b in code_blocks(text) if b.language == "python"][0]
     (tmp_path / "saturate.py").write_text(block.code, encoding="utf-8")
-    done = subprocess.run([sys.executable, "saturate.py"], cwd=tmp_path, capture_output=True,
-                          text=True, timeout=240)
+    done = subprocess.run([sys.executable, "saturate.py"], cwd=tmp_path, capture_output=True, text=True, timeout=240)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "scripted == eager" in done.stdout
 
@@ -45,26 +44,36 @@ def test_script_flag_without_annotations(mutant):
 
 
 def test_script_flag_temperature_left_unannotated(mutant):
-    v = mutant("ts-script-flag", SIGNATURE,
-               "def forward(self, x: torch.Tensor, flag: bool, temperature=None) -> torch.Tensor:")
+    v = mutant(
+        "ts-script-flag", SIGNATURE, "def forward(self, x: torch.Tensor, flag: bool, temperature=None) -> torch.Tensor:"
+    )
     assert_fails(v, "`temperature` as Tensor", "Optional[float]")
 
 
 def test_script_flag_float_annotation_with_none_default(mutant):
-    v = mutant("ts-script-flag", SIGNATURE,
-               "def forward(self, x: torch.Tensor, flag: bool, temperature: float = None) -> torch.Tensor:")
+    v = mutant(
+        "ts-script-flag",
+        SIGNATURE,
+        "def forward(self, x: torch.Tensor, flag: bool, temperature: float = None) -> torch.Tensor:",
+    )
     assert_fails(v, "script_model failed", "default value of type float")
 
 
 def test_script_flag_pep604_optional_passes(variant):
     """Correct but different: `float | None` is the same type as Optional[float] to TorchScript."""
-    variant("ts-script-flag", SIGNATURE,
-            "def forward(self, x: torch.Tensor, flag: bool, temperature: float | None = None) -> torch.Tensor:")
+    variant(
+        "ts-script-flag",
+        SIGNATURE,
+        "def forward(self, x: torch.Tensor, flag: bool, temperature: float | None = None) -> torch.Tensor:",
+    )
 
 
 def test_script_flag_integer_temperature_fails(mutant):
-    v = mutant("ts-script-flag", SIGNATURE,
-               "def forward(self, x: torch.Tensor, flag: bool, temperature: Optional[int] = None) -> torch.Tensor:")
+    v = mutant(
+        "ts-script-flag",
+        SIGNATURE,
+        "def forward(self, x: torch.Tensor, flag: bool, temperature: Optional[int] = None) -> torch.Tensor:",
+    )
     assert_fails(v, "`temperature` as Optional[int]", "Optional[float]")
 
 
@@ -78,15 +87,22 @@ def test_script_flag_returning_the_eager_model(mutant):
 
 def test_trace_trap_tuple_example_and_amax_pass(variant):
     """Correct but different: the example as a tuple of inputs, the gap via float(amax)."""
-    variant("ts-trace-trap",
-            ("return torch.jit.trace(model, example)", "return torch.jit.trace(model, (example,))"),
-            ("return (traced(other) - model(other)).abs().max().item()",
-             "return float((traced(other) - model(other)).abs().amax())"))
+    variant(
+        "ts-trace-trap",
+        ("return torch.jit.trace(model, example)", "return torch.jit.trace(model, (example,))"),
+        (
+            "return (traced(other) - model(other)).abs().max().item()",
+            "return float((traced(other) - model(other)).abs().amax())",
+        ),
+    )
 
 
 def test_trace_trap_fixed_by_tracing_again(mutant):
-    v = mutant("ts-trace-trap", "return torch.jit.script(model)  #",
-               "return torch.jit.trace(model, torch.randn(4, 16) + 1.0)  #")
+    v = mutant(
+        "ts-trace-trap",
+        "return torch.jit.script(model)  #",
+        "return torch.jit.trace(model, torch.randn(4, 16) + 1.0)  #",
+    )
     assert_fails(v, "fixed module", "mean < 0")
 
 
@@ -96,14 +112,20 @@ def test_trace_trap_fix_returns_eager_model(mutant):
 
 
 def test_trace_trap_gap_measured_on_the_example_branch(mutant):
-    v = mutant("ts-trace-trap", "return (traced(other) - model(other)).abs().max().item()",
-               "return (traced(other) - traced(other)).abs().max().item()")
+    v = mutant(
+        "ts-trace-trap",
+        "return (traced(other) - model(other)).abs().max().item()",
+        "return (traced(other) - traced(other)).abs().max().item()",
+    )
     assert_fails(v, "trap_gap")
 
 
 def test_trace_trap_gap_as_a_tensor(mutant):
-    v = mutant("ts-trace-trap", "(traced(other) - model(other)).abs().max().item()",
-               "(traced(other) - model(other)).abs().max()")
+    v = mutant(
+        "ts-trace-trap",
+        "(traced(other) - model(other)).abs().max().item()",
+        "(traced(other) - model(other)).abs().max()",
+    )
     assert_fails(v, "Python float", ".item()")
 
 
@@ -128,11 +150,15 @@ def test_save_freeze_reports_sizes_and_meets_the_target(solution_verdict):
 def test_save_freeze_deepcopy_method_save_and_implicit_freeze_pass(variant):
     """Correct but different: a deep copy switched to eval before scripting, ScriptModule.save,
     and optimize_for_inference freezing nothing more (the file is already frozen)."""
-    variant("ts-save-freeze",
-            ("    scripted = torch.jit.script(model)  #",
-             "    import copy\n    scripted = torch.jit.script(copy.deepcopy(model).train(purpose == 'finetune'))  #"),
-            ("        torch.jit.save(scripted, path)  # key", "        scripted.save(path)"),
-            (SERVE_SAVE, "    frozen.save(path)"))
+    variant(
+        "ts-save-freeze",
+        (
+            "    scripted = torch.jit.script(model)  #",
+            "    import copy\n    scripted = torch.jit.script(copy.deepcopy(model).train(purpose == 'finetune'))  #",
+        ),
+        ("        torch.jit.save(scripted, path)  # key", "        scripted.save(path)"),
+        (SERVE_SAVE, "    frozen.save(path)"),
+    )
 
 
 def test_save_freeze_frozen_finetune_file_fails(mutant):
@@ -156,7 +182,9 @@ def test_save_freeze_labels_not_preserved(mutant):
 
 
 def test_save_freeze_switching_the_callers_model_to_eval(mutant):
-    v = mutant("ts-save-freeze", "    scripted.eval()  # key", "    model.eval()\n    scripted = torch.jit.script(model)")
+    v = mutant(
+        "ts-save-freeze", "    scripted.eval()  # key", "    model.eval()\n    scripted = torch.jit.script(model)"
+    )
     assert_fails(v, "switched the caller's model to eval mode")
 
 
@@ -166,14 +194,17 @@ def test_save_freeze_pickled_with_torch_save(mutant):
 
 
 def test_save_freeze_unknown_purpose_served(mutant):
-    check_purpose = ("    if purpose not in (\"serve\", \"finetune\"):\n"
-                     "        raise ValueError(f\"purpose must be 'serve' or 'finetune', not {purpose!r}\")\n")
+    check_purpose = (
+        '    if purpose not in ("serve", "finetune"):\n'
+        "        raise ValueError(f\"purpose must be 'serve' or 'finetune', not {purpose!r}\")\n"
+    )
     v = mutant("ts-save-freeze", check_purpose, "")
     assert_fails(v, "unknown purpose")
 
 
 def test_save_freeze_not_optimized_at_load(mutant):
     import torch
+
     if not torch.backends.mkldnn.is_available():
         pytest.skip("optimize_for_inference is only detectable through oneDNN ops")
     v = mutant("ts-save-freeze", "    return torch.jit.optimize_for_inference(loaded)  # key", "    return loaded")

@@ -43,8 +43,9 @@ def test_dynamic_batch_off_by_one_max_accepts_101(mutant):
 
 
 def test_dynamic_batch_separate_dims_must_be_equal(mutant):
-    v = mutant("export-dynamic-batch", _SHAPES,
-               '{"tokens": {0: batch}, "mask": {0: Dim("mask_batch", min=1, max=100)}}')
+    v = mutant(
+        "export-dynamic-batch", _SHAPES, '{"tokens": {0: batch}, "mask": {0: Dim("mask_batch", min=1, max=100)}}'
+    )
     assert_fails(v, "torch.export failed", "must always be equal")
 
 
@@ -68,10 +69,13 @@ def test_cond_solution_passes(solution_verdict):
 
 def test_cond_with_local_branch_functions_passes(variant):
     """Correct but different: branches as local functions that use self through a closure."""
-    variant("export-cond-branch", "        return " + _COND,
-            "        def strong_path(t):\n            return self.deep(t)\n\n"
-            "        def weak_path(t):\n            return self.cheap(t)\n\n"
-            "        return torch.cond(strong, strong_path, weak_path, [x])")
+    variant(
+        "export-cond-branch",
+        "        return " + _COND,
+        "        def strong_path(t):\n            return self.deep(t)\n\n"
+        "        def weak_path(t):\n            return self.cheap(t)\n\n"
+        "        return torch.cond(strong, strong_path, weak_path, [x])",
+    )
 
 
 def test_cond_predicate_without_abs_fails(mutant):
@@ -116,9 +120,11 @@ def test_save_load_solution_passes(solution_verdict):
 
 def test_save_load_positional_shapes_and_an_extra_dict_pass(variant):
     """Correct but different: positional dynamic_shapes, the extra-files dict built from a list."""
-    variant("export-save-load",
-            ('dynamic_shapes={"x": {0: batch}}', "dynamic_shapes=({0: batch},)"),
-            ('    extra = {"labels.json": ""}', '    extra = dict.fromkeys(["labels.json"], "")'))
+    variant(
+        "export-save-load",
+        ('dynamic_shapes={"x": {0: batch}}', "dynamic_shapes=({0: batch},)"),
+        ('    extra = {"labels.json": ""}', '    extra = dict.fromkeys(["labels.json"], "")'),
+    )
 
 
 def test_save_load_unbounded_batch_fails(mutant):
@@ -150,6 +156,7 @@ def test_save_load_labels_not_json(mutant):
 
 # -- AOTInductor passage ----------------------------------------------------------------------
 
+
 def test_aoti_passage_builds_loads_and_matches_eager(tmp_path):
     """09-aoti.md's block is not a `python run` block (the C++ build takes 15-25 s on an idle
     2-core CPU, minutes on a busy one), so it runs here: build, load, same outputs as eager."""
@@ -158,8 +165,9 @@ def test_aoti_passage_builds_loads_and_matches_eager(tmp_path):
     block = next(b for b in code_blocks(text) if b.language == "python")
     assert not block.runnable, "a runnable block would be executed by the quick guide tests"
     (tmp_path / "aoti.py").write_text(block.code, encoding="utf-8")
-    done = subprocess.run([sys.executable, "aoti.py"], cwd=tmp_path, capture_output=True, text=True,
-                          timeout=900, check=False)
+    done = subprocess.run(
+        [sys.executable, "aoti.py"], cwd=tmp_path, capture_output=True, text=True, timeout=900, check=False
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "same outputs as eager for batches 1, 8 and 37" in done.stdout
     assert "built " in done.stdout and "loaded in" in done.stdout

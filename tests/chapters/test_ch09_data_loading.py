@@ -19,35 +19,45 @@ def test_sharded_solution_passes(solution_verdict):
 
 def test_sharded_contiguous_balanced_ranges_pass(variant):
     # correct but different: contiguous ranges, the first `extra` workers take one more item
-    variant("sharded-iterable", SHARD_LINE,
-            "base, extra = divmod(len(items), num_workers)\n"
-            "    start = worker_id * base + min(worker_id, extra)\n"
-            "    return list(items[start:start + base + (worker_id < extra)])")
+    variant(
+        "sharded-iterable",
+        SHARD_LINE,
+        "base, extra = divmod(len(items), num_workers)\n"
+        "    start = worker_id * base + min(worker_id, extra)\n"
+        "    return list(items[start:start + base + (worker_id < extra)])",
+    )
 
 
 def test_sharded_floor_division_drops_remainder(mutant):
-    v = mutant("sharded-iterable", SHARD_LINE,
-               "per = len(items) // num_workers\n"
-               "    return list(items)[worker_id * per:(worker_id + 1) * per]")
+    v = mutant(
+        "sharded-iterable",
+        SHARD_LINE,
+        "per = len(items) // num_workers\n    return list(items)[worker_id * per:(worker_id + 1) * per]",
+    )
     assert_fails(v, "loses", "left over")
 
 
 def test_sharded_rounded_up_chunks_are_uneven(mutant):
     # ceil-sized chunks lose nothing, but leave the last workers with much less (or nothing)
-    v = mutant("sharded-iterable", SHARD_LINE,
-               "per = -(-len(items) // num_workers)\n"
-               "    return list(items)[worker_id * per:(worker_id + 1) * per]")
+    v = mutant(
+        "sharded-iterable",
+        SHARD_LINE,
+        "per = -(-len(items) // num_workers)\n    return list(items)[worker_id * per:(worker_id + 1) * per]",
+    )
     assert_fails(v, "shares of sizes", "at most one item")
 
 
 def test_sharded_floor_division_in_iter_only_loses_files(mutant):
     # shard() is right, but __iter__ slices with len // n itself: files go unread in the loader
-    v = mutant("sharded-iterable", SHARDED_PATHS,
-               "if info is None:\n"
-               "            paths = self.paths\n"
-               "        else:\n"
-               "            per = len(self.paths) // info.num_workers\n"
-               "            paths = self.paths[info.id * per:(info.id + 1) * per]")
+    v = mutant(
+        "sharded-iterable",
+        SHARDED_PATHS,
+        "if info is None:\n"
+        "            paths = self.paths\n"
+        "        else:\n"
+        "            per = len(self.paths) // info.num_workers\n"
+        "            paths = self.paths[info.id * per:(info.id + 1) * per]",
+    )
     assert_fails(v, "never read", "num_workers=2", "leftover")
 
 
@@ -58,35 +68,42 @@ def test_sharded_without_worker_info_duplicates(mutant):
 
 def test_sharded_per_worker_shuffle_is_blamed_on_the_split(mutant):
     # each worker shuffles its own copy of the file list: the workers no longer agree
-    v = mutant("sharded-iterable", SHARDED_PATHS,
-               "import random\n"
-               "        order = list(self.paths)\n"
-               "        random.shuffle(order)\n"
-               "        paths = order if info is None else shard(order, info.id, info.num_workers)")
+    v = mutant(
+        "sharded-iterable",
+        SHARDED_PATHS,
+        "import random\n"
+        "        order = list(self.paths)\n"
+        "        random.shuffle(order)\n"
+        "        paths = order if info is None else shard(order, info.id, info.num_workers)",
+    )
     assert_fails(v, "split the files differently", "no per-worker shuffling")
 
 
 def test_sharded_assumed_two_workers(mutant):
-    v = mutant("sharded-iterable", SHARDED_PATHS,
-               "paths = self.paths if info is None else shard(self.paths, info.id, 2)")
+    v = mutant(
+        "sharded-iterable", SHARDED_PATHS, "paths = self.paths if info is None else shard(self.paths, info.id, 2)"
+    )
     assert_fails(v, "num_workers=1", "do not cover", "info.num_workers")
 
 
 def test_sharded_overwriting_self_paths_breaks_the_second_epoch(mutant):
-    v = mutant("sharded-iterable", SHARDED_PATHS,
-               "if info is not None:\n"
-               "            self.paths = shard(self.paths, info.id, info.num_workers)\n"
-               "        paths = self.paths")
+    v = mutant(
+        "sharded-iterable",
+        SHARDED_PATHS,
+        "if info is not None:\n"
+        "            self.paths = shard(self.paths, info.id, info.num_workers)\n"
+        "        paths = self.paths",
+    )
     assert_fails(v, "second epoch", "self.paths")
 
 
 def test_sharded_by_sample_reads_every_file_in_every_worker(mutant):
-    v = mutant("sharded-iterable",
-               f"        {SHARDED_PATHS}\n"
-               "        for path in paths:\n"
-               "            yield from read_samples(path)",
-               "        samples = [s for p in self.paths for s in read_samples(p)]\n"
-               "        yield from (samples if info is None else shard(samples, info.id, info.num_workers))")
+    v = mutant(
+        "sharded-iterable",
+        f"        {SHARDED_PATHS}\n        for path in paths:\n            yield from read_samples(path)",
+        "        samples = [s for p in self.paths for s in read_samples(p)]\n"
+        "        yield from (samples if info is None else shard(samples, info.id, info.num_workers))",
+    )
     assert_fails(v, "several workers")
 
 
@@ -103,77 +120,98 @@ def test_balanced_solution_passes(solution_verdict):
 
 def test_balanced_inverse_frequency_weights_pass(variant):
     # correct but different: one multinomial draw with weight 1/(size of the item's class)
-    variant("balanced-sampler",
-            ("        yield from out.tolist()",
-             "        yield from torch.multinomial(self.weights, n, replacement=True, generator=g).tolist()"),
-            ("        self.generator = torch.Generator().manual_seed(seed)  # key",
-             "        self.generator = torch.Generator().manual_seed(seed)\n"
-             "        counts = torch.bincount(torch.unique(labels, return_inverse=True)[1])\n"
-             "        self.weights = 1.0 / counts[torch.unique(labels, return_inverse=True)[1]].double()"))
+    variant(
+        "balanced-sampler",
+        (
+            "        yield from out.tolist()",
+            "        yield from torch.multinomial(self.weights, n, replacement=True, generator=g).tolist()",
+        ),
+        (
+            "        self.generator = torch.Generator().manual_seed(seed)  # key",
+            "        self.generator = torch.Generator().manual_seed(seed)\n"
+            "        counts = torch.bincount(torch.unique(labels, return_inverse=True)[1])\n"
+            "        self.weights = 1.0 / counts[torch.unique(labels, return_inverse=True)[1]].double()",
+        ),
+    )
 
 
 def test_balanced_global_rng_is_not_reproducible(check_code, solution_text):
-    src = mutate(solution_text("balanced-sampler"),
-                 ("self.generator = torch.Generator().manual_seed(seed)",
-                  "np.random.seed(seed)\n        self.generator = None"))
+    src = mutate(
+        solution_text("balanced-sampler"),
+        ("self.generator = torch.Generator().manual_seed(seed)", "np.random.seed(seed)\n        self.generator = None"),
+    )
     for seed in (11, 12):
         v = check_code("balanced-sampler", "import numpy as np\n" + src, seed=seed)
         assert_fails(v, "same labels and seed gave different orders")
 
 
 def test_balanced_uniform_indices_are_not_balanced(mutant):
-    v = mutant("balanced-sampler", "        yield from out.tolist()",
-               "        total = sum(len(i) for i in self.by_class)\n"
-               "        yield from torch.randint(total, (n,), generator=g).tolist()")
+    v = mutant(
+        "balanced-sampler",
+        "        yield from out.tolist()",
+        "        total = sum(len(i) for i in self.by_class)\n"
+        "        yield from torch.randint(total, (n,), generator=g).tolist()",
+    )
     assert_fails(v, "of the time", "equally often")
 
 
 def test_balanced_never_draws_the_last_item_of_a_class(mutant):
-    v = mutant("balanced-sampler", PICK,
-               "pick = torch.randint(max(len(idx) - 1, 1), (int(where.sum()),), generator=g)")
+    v = mutant("balanced-sampler", PICK, "pick = torch.randint(max(len(idx) - 1, 1), (int(where.sum()),), generator=g)")
     assert_fails(v, "never came up", "every item of a class")
 
 
 def test_balanced_favours_the_first_items_of_a_class(mutant):
     # a "random" position scaled by a squared uniform: every item possible, the first far likelier
-    v = mutant("balanced-sampler", PICK,
-               "u = torch.rand(int(where.sum()), generator=g) ** 2\n"
-               "            pick = (u * len(idx)).long()")
+    v = mutant(
+        "balanced-sampler",
+        PICK,
+        "u = torch.rand(int(where.sum()), generator=g) ** 2\n            pick = (u * len(idx)).long()",
+    )
     assert_fails(v, "first", "uniformly among all the items")
 
 
 def test_balanced_assumes_class_ids_0_to_k(mutant):
-    v = mutant("balanced-sampler", BY_CLASS,
-               "self.by_class = [(labels == c).nonzero().flatten() for c in range(len(classes))]")
+    v = mutant(
+        "balanced-sampler", BY_CLASS, "self.by_class = [(labels == c).nonzero().flatten() for c in range(len(classes))]"
+    )
     assert_fails(v, "raised", "classes taken from the labels")
 
 
 def test_balanced_len_of_dataset_is_wrong(mutant):
-    v = mutant("balanced-sampler", "        return self.num_samples",
-               "        return sum(len(i) for i in self.by_class)")
+    v = mutant(
+        "balanced-sampler", "        return self.num_samples", "        return sum(len(i) for i in self.by_class)"
+    )
     assert_fails(v, "len(sampler)", "num_samples")
 
 
 def test_balanced_seed_ignored(mutant):
-    v = mutant("balanced-sampler", "torch.Generator().manual_seed(seed)  # key",
-               "torch.Generator().manual_seed(0)")
+    v = mutant("balanced-sampler", "torch.Generator().manual_seed(seed)  # key", "torch.Generator().manual_seed(0)")
     assert_fails(v, "gave the same order", "use the seed")
 
 
 def test_balanced_sorting_the_callers_labels_fails(mutant):
-    v = mutant("balanced-sampler", "        labels = torch.as_tensor(labels, dtype=torch.long).flatten()",
-               "        if isinstance(labels, list):\n"
-               "            labels.sort()\n"
-               "        labels = torch.as_tensor(labels, dtype=torch.long).flatten()")
+    v = mutant(
+        "balanced-sampler",
+        "        labels = torch.as_tensor(labels, dtype=torch.long).flatten()",
+        "        if isinstance(labels, list):\n"
+        "            labels.sort()\n"
+        "        labels = torch.as_tensor(labels, dtype=torch.long).flatten()",
+    )
     assert_fails(v, "changed the labels it was given")
 
 
 def test_balanced_generator_reseeded_each_pass_repeats_epochs(mutant):
-    v = mutant("balanced-sampler",
-               ("        g, n = self.generator, self.num_samples",
-                "        g, n = torch.Generator().manual_seed(self.seed), self.num_samples"),
-               ("        self.num_samples = num_samples\n",
-                "        self.num_samples = num_samples\n        self.seed = seed\n"))
+    v = mutant(
+        "balanced-sampler",
+        (
+            "        g, n = self.generator, self.num_samples",
+            "        g, n = torch.Generator().manual_seed(self.seed), self.num_samples",
+        ),
+        (
+            "        self.num_samples = num_samples\n",
+            "        self.num_samples = num_samples\n        self.seed = seed\n",
+        ),
+    )
     assert_fails(v, "second pass")
 
 
@@ -189,11 +227,14 @@ def test_pad_collate_solution_passes(solution_verdict):
 
 def test_pad_collate_by_hand_passes(variant):
     # correct but different: a PAD-filled tensor of the right shape, each sequence copied in
-    variant("pad-collate", "    padded = pad_sequence(list(seqs), batch_first=True, padding_value=PAD)  # key",
-            "    longest = max(s.shape[0] for s in seqs)\n"
-            "    padded = seqs[0].new_full((len(seqs), longest, *seqs[0].shape[1:]), PAD)\n"
-            "    for i, s in enumerate(seqs):\n"
-            "        padded[i, :len(s)] = s")
+    variant(
+        "pad-collate",
+        "    padded = pad_sequence(list(seqs), batch_first=True, padding_value=PAD)  # key",
+        "    longest = max(s.shape[0] for s in seqs)\n"
+        "    padded = seqs[0].new_full((len(seqs), longest, *seqs[0].shape[1:]), PAD)\n"
+        "    for i, s in enumerate(seqs):\n"
+        "        padded[i, :len(s)] = s",
+    )
 
 
 def test_pad_collate_time_major_layout(mutant):
@@ -201,16 +242,19 @@ def test_pad_collate_time_major_layout(mutant):
 
 
 def test_pad_collate_lengths_after_padding(mutant):
-    v = mutant("pad-collate", RETURN,
-               "    lengths = torch.full((len(seqs),), padded.shape[1], dtype=torch.long)\n" + RETURN)
+    v = mutant(
+        "pad-collate", RETURN, "    lengths = torch.full((len(seqs),), padded.shape[1], dtype=torch.long)\n" + RETURN
+    )
     assert_fails(v, "lengths (the lengths before padding)")
 
 
 def test_pad_collate_lengths_from_non_pad_values(mutant):
     # the classic shortcut: count what is not PAD. Real data contains PAD values too.
-    v = mutant("pad-collate", RETURN,
-               "    mask = padded != PAD\n"
-               "    lengths = (mask if mask.dim() == 2 else mask.any(-1)).sum(1)\n" + RETURN)
+    v = mutant(
+        "pad-collate",
+        RETURN,
+        "    mask = padded != PAD\n    lengths = (mask if mask.dim() == 2 else mask.any(-1)).sum(1)\n" + RETURN,
+    )
     assert_fails(v, "also occurs inside the data", "shape")
 
 
@@ -221,21 +265,27 @@ def test_pad_collate_lengths_as_a_list(mutant):
 
 def test_pad_collate_sorted_by_length(mutant):
     # sorting like pack_padded_sequence(enforce_sorted=True) wants: the labels no longer match
-    v = mutant("pad-collate", "    seqs, labels = zip(*batch)",
-               "    seqs, labels = zip(*sorted(batch, key=lambda b: -b[0].shape[0]))")
+    v = mutant(
+        "pad-collate",
+        "    seqs, labels = zip(*batch)",
+        "    seqs, labels = zip(*sorted(batch, key=lambda b: -b[0].shape[0]))",
+    )
     assert_fails(v, "different order", "enforce_sorted=False")
 
 
 def test_pad_collate_left_padding(mutant):
-    v = mutant("pad-collate", "padding_value=PAD)", "padding_value=PAD, padding_side=\"left\")")
+    v = mutant("pad-collate", "padding_value=PAD)", 'padding_value=PAD, padding_side="left")')
     assert_fails(v, "left padding", "after")
 
 
 def test_pad_collate_fixed_length(mutant):
-    v = mutant("pad-collate", "    padded = pad_sequence(list(seqs), batch_first=True, padding_value=PAD)  # key",
-               "    seqs = list(seqs) + [seqs[0].new_zeros((32, *seqs[0].shape[1:]))]\n"
-               "    padded = pad_sequence(seqs, batch_first=True, padding_value=PAD)[:-1]\n"
-               "    seqs = seqs[:-1]")
+    v = mutant(
+        "pad-collate",
+        "    padded = pad_sequence(list(seqs), batch_first=True, padding_value=PAD)  # key",
+        "    seqs = list(seqs) + [seqs[0].new_zeros((32, *seqs[0].shape[1:]))]\n"
+        "    padded = pad_sequence(seqs, batch_first=True, padding_value=PAD)[:-1]\n"
+        "    seqs = seqs[:-1]",
+    )
     assert_fails(v, "not to a fixed length")
 
 

@@ -22,14 +22,18 @@ def test_module_solution_passes(solution_verdict):
 
 def test_module_hand_written_cosine_passes(variant):
     # correct but different: the cosine written out with LambdaLR, explicit logging options
-    variant("lightning-module",
-            ("            optimizer, T_max=self.trainer.estimated_stepping_batches)  # key",
-             "            optimizer, T_max=self.trainer.estimated_stepping_batches)\n"
-             "        total = self.trainer.estimated_stepping_batches\n"
-             "        scheduler = torch.optim.lr_scheduler.LambdaLR(\n"
-             "            optimizer, lambda t: 0.5 * (1 + __import__('math').cos(__import__('math').pi * t / total)))"),
-            (LOG_VAL_LOSS, 'self.log("val_loss", F.cross_entropy(logits, y), on_step=False, on_epoch=True)'),
-            ("(logits.argmax(dim=-1) == y).float().mean()", "(logits.argmax(dim=1) == y).sum() / len(y)"))
+    variant(
+        "lightning-module",
+        (
+            "            optimizer, T_max=self.trainer.estimated_stepping_batches)  # key",
+            "            optimizer, T_max=self.trainer.estimated_stepping_batches)\n"
+            "        total = self.trainer.estimated_stepping_batches\n"
+            "        scheduler = torch.optim.lr_scheduler.LambdaLR(\n"
+            "            optimizer, lambda t: 0.5 * (1 + __import__('math').cos(__import__('math').pi * t / total)))",
+        ),
+        (LOG_VAL_LOSS, 'self.log("val_loss", F.cross_entropy(logits, y), on_step=False, on_epoch=True)'),
+        ("(logits.argmax(dim=-1) == y).float().mean()", "(logits.argmax(dim=1) == y).sum() / len(y)"),
+    )
 
 
 def test_module_training_step_without_return_fails(mutant):
@@ -47,8 +51,11 @@ def test_module_short_cosine_fails(mutant):
 
 
 def test_module_without_save_hyperparameters_fails(mutant):
-    v = mutant("lightning-module", ("        self.save_hyperparameters()  # key", "        self.lr = lr"),
-               ("lr=self.hparams.lr", "lr=self.lr"))
+    v = mutant(
+        "lightning-module",
+        ("        self.save_hyperparameters()  # key", "        self.lr = lr"),
+        ("lr=self.hparams.lr", "lr=self.lr"),
+    )
     assert_fails(v, "save_hyperparameters")
 
 
@@ -63,14 +70,18 @@ def test_module_adam_instead_of_adamw_fails(mutant):
 
 
 def test_module_accuracy_as_count_fails(mutant):
-    v = mutant("lightning-module", "(logits.argmax(dim=-1) == y).float().mean()",
-               "(logits.argmax(dim=-1) == y).float().sum()")
+    v = mutant(
+        "lightning-module", "(logits.argmax(dim=-1) == y).float().mean()", "(logits.argmax(dim=-1) == y).float().sum()"
+    )
     assert_fails(v, "the logged val_acc is", "mean over that batch")
 
 
 def test_module_val_loss_on_step_only_is_the_last_batch(mutant):
-    v = mutant("lightning-module", LOG_VAL_LOSS,
-               'self.log("val_loss", F.cross_entropy(logits, y), on_step=True, on_epoch=False)')
+    v = mutant(
+        "lightning-module",
+        LOG_VAL_LOSS,
+        'self.log("val_loss", F.cross_entropy(logits, y), on_step=True, on_epoch=False)',
+    )
     assert_fails(v, "only per batch", "callback_metrics")
 
 
@@ -86,6 +97,7 @@ def test_module_gradient_ascent_fails_on_accuracy(mutant):
 
 # -- lightning-data-callbacks ------------------------------------------------------------------
 
+
 def test_data_callbacks_solution_passes(solution_verdict):
     v = assert_passes(solution_verdict("lightning-data-callbacks"))
     assert v.figures["epochs"]["ran"] == v.figures["epochs"]["expected"]
@@ -93,14 +105,18 @@ def test_data_callbacks_solution_passes(solution_verdict):
 
 def test_data_callbacks_randperm_split_passes(variant):
     # correct but different: a seeded permutation and Subsets; default checkpoint file names
-    variant("lightning-data-callbacks",
-            ("        self.train_set, self.val_set = random_split(TensorDataset(x, y), [h.n - n_val, n_val],  # key\n"
-             "                                                    generator=split)",
-             "        order = torch.randperm(h.n, generator=split).tolist()\n"
-             "        data = TensorDataset(x, y)\n"
-             "        self.val_set = torch.utils.data.Subset(data, order[:n_val])\n"
-             "        self.train_set = torch.utils.data.Subset(data, order[n_val:])"),
-            (',  # key\n                        filename="{epoch}-{val_loss:.4f}")', ")"))
+    variant(
+        "lightning-data-callbacks",
+        (
+            "        self.train_set, self.val_set = random_split(TensorDataset(x, y), [h.n - n_val, n_val],  # key\n"
+            "                                                    generator=split)",
+            "        order = torch.randperm(h.n, generator=split).tolist()\n"
+            "        data = TensorDataset(x, y)\n"
+            "        self.val_set = torch.utils.data.Subset(data, order[:n_val])\n"
+            "        self.train_set = torch.utils.data.Subset(data, order[n_val:])",
+        ),
+        (',  # key\n                        filename="{epoch}-{val_loss:.4f}")', ")"),
+    )
 
 
 def test_callbacks_monitor_train_loss_fails(mutant):
@@ -120,14 +136,20 @@ def test_split_by_fractions_rounds_differently(mutant):
 
 
 def test_train_loader_drop_last_fails(mutant):
-    v = mutant("lightning-data-callbacks", "batch_size=self.hparams.batch_size, shuffle=True)",
-               "batch_size=self.hparams.batch_size, shuffle=True, drop_last=True)")
+    v = mutant(
+        "lightning-data-callbacks",
+        "batch_size=self.hparams.batch_size, shuffle=True)",
+        "batch_size=self.hparams.batch_size, shuffle=True, drop_last=True)",
+    )
     assert_fails(v, "training loader yields", "drop_last")
 
 
 def test_early_stopping_mode_max_on_a_loss_fails(mutant):
-    v = mutant("lightning-data-callbacks", 'EarlyStopping(monitor="val_loss", mode="min"',
-               'EarlyStopping(monitor="val_loss", mode="max"')
+    v = mutant(
+        "lightning-data-callbacks",
+        'EarlyStopping(monitor="val_loss", mode="min"',
+        'EarlyStopping(monitor="val_loss", mode="max"',
+    )
     assert_fails(v, "the run stopped after", "patience=")
 
 
@@ -141,44 +163,60 @@ def test_checkpoint_keeps_only_one_fails(mutant):
 
 
 def test_checkpoint_mode_max_keeps_the_worst(mutant):
-    v = mutant("lightning-data-callbacks", 'ModelCheckpoint(dirpath=dirpath, monitor="val_loss", mode="min"',
-               'ModelCheckpoint(dirpath=dirpath, monitor="val_loss", mode="max"')
+    v = mutant(
+        "lightning-data-callbacks",
+        'ModelCheckpoint(dirpath=dirpath, monitor="val_loss", mode="min"',
+        'ModelCheckpoint(dirpath=dirpath, monitor="val_loss", mode="max"',
+    )
     assert_fails(v, "kept checkpoints")
 
 
 def test_shuffled_validation_fails(mutant):
-    v = mutant("lightning-data-callbacks", "DataLoader(self.val_set, batch_size=self.hparams.batch_size)",
-               "DataLoader(self.val_set, batch_size=self.hparams.batch_size, shuffle=True)")
+    v = mutant(
+        "lightning-data-callbacks",
+        "DataLoader(self.val_set, batch_size=self.hparams.batch_size)",
+        "DataLoader(self.val_set, batch_size=self.hparams.batch_size, shuffle=True)",
+    )
     assert_fails(v, "do not shuffle validation")
 
 
 def test_unseeded_split_fails(mutant):
-    v = mutant("lightning-data-callbacks", ",  # key\n                                                    generator=split)", ")")
+    v = mutant(
+        "lightning-data-callbacks",
+        ",  # key\n                                                    generator=split)",
+        ")",
+    )
     assert_fails(v, "same seed", "Generator")
 
 
 def test_off_by_one_validation_size_fails(mutant):
-    v = mutant("lightning-data-callbacks", "n_val = round(h.n * h.val_fraction)",
-               "n_val = round(h.n * h.val_fraction) - 1")
+    v = mutant(
+        "lightning-data-callbacks", "n_val = round(h.n * h.val_fraction)", "n_val = round(h.n * h.val_fraction) - 1"
+    )
     assert_fails(v, "validation loader yields")
 
 
 # -- lightning-trainer-features ----------------------------------------------------------------
 
+
 def test_trainer_solution_passes(solution_verdict):
     v = assert_passes(solution_verdict("lightning-trainer-features"))
     assert v.figures["grad_norm"]["max_after"] <= v.figures["grad_norm"]["clip_norm"] * 1.001
-    assert "GPU available" not in v.output   # quiet: no banner, no progress bar
+    assert "GPU available" not in v.output  # quiet: no banner, no progress bar
 
 
 def test_trainer_accumulation_scheduler_callback_passes(variant):
     # correct but different (issue 20): accumulation through the GradientAccumulationScheduler
     # callback, which sets trainer.accumulate_grad_batches only once fit starts
-    variant("lightning-trainer-features",
-            ("        accumulate_grad_batches=accumulate,  # key\n", ""),
-            ("        callbacks=callbacks,\n",
-             "        callbacks=[*callbacks, __import__('pytorch_lightning').callbacks."
-             "GradientAccumulationScheduler(scheduling={0: accumulate})],\n"))
+    variant(
+        "lightning-trainer-features",
+        ("        accumulate_grad_batches=accumulate,  # key\n", ""),
+        (
+            "        callbacks=callbacks,\n",
+            "        callbacks=[*callbacks, __import__('pytorch_lightning').callbacks."
+            "GradientAccumulationScheduler(scheduling={0: accumulate})],\n",
+        ),
+    )
 
 
 def test_trainer_max_epochs_ignored_fails(mutant):

@@ -21,13 +21,16 @@ def test_dynamic_solution_passes(solution_verdict):
 
 def test_dynamic_copy_then_in_place_passes(variant):
     # correct but different: quantize a deep copy in place
-    variant("quant-dynamic", QUANTIZE,
-            "    import copy\n"
-            "    q = copy.deepcopy(model)\n"
-            "    quantize_dynamic(q, {nn.LSTM: torch.ao.quantization.default_dynamic_qconfig,\n"
-            "                         nn.Linear: torch.ao.quantization.default_dynamic_qconfig},\n"
-            "                     dtype=torch.qint8, inplace=True)\n"
-            "    return q")
+    variant(
+        "quant-dynamic",
+        QUANTIZE,
+        "    import copy\n"
+        "    q = copy.deepcopy(model)\n"
+        "    quantize_dynamic(q, {nn.LSTM: torch.ao.quantization.default_dynamic_qconfig,\n"
+        "                         nn.Linear: torch.ao.quantization.default_dynamic_qconfig},\n"
+        "                     dtype=torch.qint8, inplace=True)\n"
+        "    return q",
+    )
 
 
 def test_dynamic_linear_only_leaves_lstm_fp32(mutant):
@@ -48,14 +51,20 @@ def test_dynamic_inplace_destroys_the_baseline(mutant):
 
 
 def test_dynamic_result_discarded_returns_the_fp32_model(mutant):
-    v = mutant("quant-dynamic", QUANTIZE,
-               "    quantize_dynamic(model, {nn.Linear, nn.LSTM}, dtype=torch.qint8)\n    return model")
+    v = mutant(
+        "quant-dynamic",
+        QUANTIZE,
+        "    quantize_dynamic(model, {nn.Linear, nn.LSTM}, dtype=torch.qint8)\n    return model",
+    )
     assert_fails(v, "returned the fp32 model it was given, unquantized")
 
 
 def test_dynamic_size_from_parameter_count_fails(mutant):
-    v = mutant("quant-dynamic", "    return os.path.getsize(path)",
-               "    return sum(p.numel() * p.element_size() for p in model.parameters())")
+    v = mutant(
+        "quant-dynamic",
+        "    return os.path.getsize(path)",
+        "    return sum(p.numel() * p.element_size() for p in model.parameters())",
+    )
     assert_fails(v, "the file it wrote has")
 
 
@@ -66,6 +75,7 @@ def test_dynamic_saving_the_whole_model_fails(mutant):
 
 # -- static quantization ----------------------------------------------------------------------
 
+
 def test_static_solution_passes(solution_verdict):
     v = assert_passes(solution_verdict("quant-static"))
     acc = v.figures["accuracy"]
@@ -74,15 +84,19 @@ def test_static_solution_passes(solution_verdict):
 
 def test_static_with_quantize_helper_passes(variant):
     # correct but different: torch.ao.quantization.quantize runs prepare, calibration and convert
-    variant("quant-static",
-            ("    prepared = prepare(model)  # key\n", ""),
-            ("    with torch.no_grad():\n        for x, _ in calibration_loader:\n            prepared(x)  # key\n"
-             "    return convert(prepared)",
-             "    def calibrate(m, loader):\n"
-             "        with torch.no_grad():\n"
-             "            for x, _ in loader:\n"
-             "                m(x)\n"
-             "    return torch.ao.quantization.quantize(model, calibrate, [calibration_loader])"))
+    variant(
+        "quant-static",
+        ("    prepared = prepare(model)  # key\n", ""),
+        (
+            "    with torch.no_grad():\n        for x, _ in calibration_loader:\n            prepared(x)  # key\n"
+            "    return convert(prepared)",
+            "    def calibrate(m, loader):\n"
+            "        with torch.no_grad():\n"
+            "            for x, _ in loader:\n"
+            "                m(x)\n"
+            "    return torch.ao.quantization.quantize(model, calibrate, [calibration_loader])",
+        ),
+    )
 
 
 def test_static_without_calibration_fails(mutant):
@@ -113,9 +127,12 @@ def test_static_without_convert_fails(mutant):
 
 def test_static_dynamic_instead_fails(mutant):
     signature = "def quantize_static_int8(model: QuantMLP, calibration_loader) -> nn.Module:\n"
-    v = mutant("quant-static", signature,
-               signature + "    from torch.ao.quantization import quantize_dynamic\n"
-                           "    return quantize_dynamic(model.eval(), {nn.Linear}, dtype=torch.qint8)\n")
+    v = mutant(
+        "quant-static",
+        signature,
+        signature + "    from torch.ao.quantization import quantize_dynamic\n"
+        "    return quantize_dynamic(model.eval(), {nn.Linear}, dtype=torch.qint8)\n",
+    )
     assert_fails(v, "dynamic quantization")
 
 
@@ -131,22 +148,25 @@ def test_qat_solution_passes(solution_verdict):
 
 def test_qat_prepared_in_place_passes(variant):
     # correct but different: fuse and prepare in place, convert a model switched to eval inline
-    variant("quant-qat",
-            ("    model = fuse_modules_qat(model, FUSE)  # key\n",
-             "    fuse_modules_qat(model, FUSE, inplace=True)\n"),
-            ("    return prepare_qat(model)", "    prepare_qat(model, inplace=True)\n    return model"),
-            ("    prepared.eval()  # key\n    return convert(prepared)", "    return convert(prepared.eval())"))
+    variant(
+        "quant-qat",
+        ("    model = fuse_modules_qat(model, FUSE)  # key\n", "    fuse_modules_qat(model, FUSE, inplace=True)\n"),
+        ("    return prepare_qat(model)", "    prepare_qat(model, inplace=True)\n    return model"),
+        ("    prepared.eval()  # key\n    return convert(prepared)", "    return convert(prepared.eval())"),
+    )
 
 
 def test_qat_with_ptq_qconfig_has_no_fake_quant(mutant):
-    v = mutant("quant-qat", 'get_default_qat_qconfig("x86")',
-               '__import__("torch").ao.quantization.get_default_qconfig("x86")')
+    v = mutant(
+        "quant-qat", 'get_default_qat_qconfig("x86")', '__import__("torch").ao.quantization.get_default_qconfig("x86")'
+    )
     assert_fails(v, "no FakeQuantize")
 
 
 def test_qat_without_training_fails(mutant):
-    v = mutant("quant-qat", TRAIN_LOOP,
-               "    with torch.no_grad():\n        for x, _ in loader:\n            prepared(x)\n")
+    v = mutant(
+        "quant-qat", TRAIN_LOOP, "    with torch.no_grad():\n        for x, _ in loader:\n            prepared(x)\n"
+    )
     assert_fails(v, "never called train_epoch")
 
 
@@ -162,19 +182,30 @@ def test_qat_fixed_number_of_epochs_fails(mutant):
 
 def test_qat_optimizer_over_the_unprepared_model_fails(mutant):
     # the optimizer is built before preparing: it holds the fp32 model's parameters
-    v = mutant("quant-qat",
-               ("    prepared = prepare_for_qat(model)\n    optimizer = torch.optim.Adam(prepared.parameters(), lr=lr)  # key\n",
-                "    optimizer = torch.optim.Adam(model.parameters(), lr=lr)\n    prepared = prepare_for_qat(model)\n"))
+    v = mutant(
+        "quant-qat",
+        (
+            "    prepared = prepare_for_qat(model)\n    optimizer = torch.optim.Adam(prepared.parameters(), lr=lr)  # key\n",
+            "    optimizer = torch.optim.Adam(model.parameters(), lr=lr)\n    prepared = prepare_for_qat(model)\n",
+        ),
+    )
     assert_fails(v, "optimizer holds parameters", "prepared model's parameters")
 
 
 def test_qat_training_the_fp32_model_fails(mutant):
     # the learner trains the original model, then prepares and converts it: no fake quantization seen
-    v = mutant("quant-qat",
-               ("    prepared = prepare_for_qat(model)\n    optimizer = torch.optim.Adam(prepared.parameters(), lr=lr)  # key\n",
-                "    optimizer = torch.optim.Adam(model.parameters(), lr=lr)\n"),
-               (TRAIN_LOOP, "    for _ in range(epochs):\n        train_epoch(model, loader, optimizer)\n"
-                            "    prepared = prepare_for_qat(model)\n"))
+    v = mutant(
+        "quant-qat",
+        (
+            "    prepared = prepare_for_qat(model)\n    optimizer = torch.optim.Adam(prepared.parameters(), lr=lr)  # key\n",
+            "    optimizer = torch.optim.Adam(model.parameters(), lr=lr)\n",
+        ),
+        (
+            TRAIN_LOOP,
+            "    for _ in range(epochs):\n        train_epoch(model, loader, optimizer)\n"
+            "    prepared = prepare_for_qat(model)\n",
+        ),
+    )
     assert_fails(v, "no FakeQuantize modules", "prepare_for_qat returns")
 
 

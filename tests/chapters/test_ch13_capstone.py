@@ -15,19 +15,20 @@ SDPA = "        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # k
 MANUAL_ATTENTION = (
     "        scores = q @ k.transpose(-2, -1) / math.sqrt(head_dim)\n"
     "        future = torch.ones(seq, seq, dtype=torch.bool, device=x.device).triu(1)\n"
-    "        weights = scores.masked_fill(future, float(\"-inf\")).softmax(dim=-1)\n"
-    "        y = weights @ v\n")
+    '        weights = scores.masked_fill(future, float("-inf")).softmax(dim=-1)\n'
+    "        y = weights @ v\n"
+)
 IMPORTS = "import torch\nfrom torch import nn\n"
 FUSED_ADAMW = "torch.optim.AdamW(model.parameters(), lr=lr, fused=True)"
 
 
 def _model_code(text: str) -> str:
-    return text[text.index("class CausalSelfAttention"):text.index("def make")]
+    return text[text.index("class CausalSelfAttention") : text.index("def make")]
 
 
 def _step_body(text: str) -> str:
     start = text.index("    optimizer = torch.optim.AdamW")
-    return text[start:text.index("    return step", start)]
+    return text[start : text.index("    return step", start)]
 
 
 def test_stub_starts_from_the_checkers_baseline():
@@ -68,33 +69,50 @@ def test_attention_that_sees_the_future_fails(mutant):
 def test_bf16_everywhere_drifts(mutant):
     # The model cast to bf16, so the logits and the loss are bf16 too: lighter and faster, but
     # the curve drifts 0.013-0.036 where autocast with a float32 loss stays within 0.0004.
-    v = mutant(EX, "    optimizer = torch.optim.AdamW(",
-               "    model.to(torch.bfloat16)\n    optimizer = torch.optim.AdamW(")
+    v = mutant(
+        EX, "    optimizer = torch.optim.AdamW(", "    model.to(torch.bfloat16)\n    optimizer = torch.optim.AdamW("
+    )
     assert_fails(v, "loss curve", "first loss already differs", "bfloat16")
 
 
 @slow
 def test_checkpoint_around_the_whole_model_misses_the_memory_target(mutant):
-    v = mutant(EX, (SDPA, MANUAL_ATTENTION), (IMPORTS, "import math\n\n" + IMPORTS),
-               ("        logits = model(tokens)\n",
-                ("        from torch.utils.checkpoint import checkpoint\n"
-                 "        logits = checkpoint(model, tokens, use_reentrant=False)\n")))
+    v = mutant(
+        EX,
+        (SDPA, MANUAL_ATTENTION),
+        (IMPORTS, "import math\n\n" + IMPORTS),
+        (
+            "        logits = model(tokens)\n",
+            (
+                "        from torch.utils.checkpoint import checkpoint\n"
+                "        logits = checkpoint(model, tokens, use_reentrant=False)\n"
+            ),
+        ),
+    )
     assert_fails(v, "peak memory of one step", "at least 40% lower", "whole model saves nothing")
 
 
 @slow
 def test_training_on_half_the_batch_fails(mutant):
-    v = mutant(EX, "        logits = model(tokens)\n",
-               "        tokens, targets = tokens[: len(tokens) // 2], targets[: len(targets) // 2]\n"
-               "        logits = model(tokens)\n")
+    v = mutant(
+        EX,
+        "        logits = model(tokens)\n",
+        "        tokens, targets = tokens[: len(tokens) // 2], targets[: len(targets) // 2]\n"
+        "        logits = model(tokens)\n",
+    )
     assert_fails(v, "loss curve", "whole batch")
 
 
 @slow
 def test_skipping_every_other_optimizer_step_fails(mutant):
-    v = mutant(EX, ("    def step(", "    calls = [0]\n\n    def step("),
-               ("        optimizer.step()\n",
-                "        calls[0] += 1\n        if calls[0] % 2:\n            optimizer.step()\n"))
+    v = mutant(
+        EX,
+        ("    def step(", "    calls = [0]\n\n    def step("),
+        (
+            "        optimizer.step()\n",
+            "        calls[0] += 1\n        if calls[0] % 2:\n            optimizer.step()\n",
+        ),
+    )
     # The first call updates; the second does not, so the third loss is the first to differ.
     assert_fails(v, "at step 3 of", "first loss matches", "exactly one optimizer step")
 
@@ -107,16 +125,22 @@ def test_ignoring_the_learning_rate_fails(mutant):
 
 @slow
 def test_training_a_copy_of_the_model_fails(mutant):
-    v = mutant(EX, "    optimizer = torch.optim.AdamW(",
-               "    import copy\n    model = copy.deepcopy(model)\n    optimizer = torch.optim.AdamW(")
+    v = mutant(
+        EX,
+        "    optimizer = torch.optim.AdamW(",
+        "    import copy\n    model = copy.deepcopy(model)\n    optimizer = torch.optim.AdamW(",
+    )
     assert_fails(v, "the model you were given", "held-out", "must be the one that trains")
 
 
 @slow
 def test_checkpointing_every_block_is_light_but_too_slow(mutant):
     # Fused attention + checkpointing each block: 72% lighter, but ~1.05x as fast.
-    v = mutant(EX, (IMPORTS, "from torch.utils.checkpoint import checkpoint\n" + IMPORTS),
-               ("            x = block(x)\n", "            x = checkpoint(block, x, use_reentrant=False)\n"))
+    v = mutant(
+        EX,
+        (IMPORTS, "from torch.utils.checkpoint import checkpoint\n" + IMPORTS),
+        ("            x = block(x)\n", "            x = checkpoint(block, x, use_reentrant=False)\n"),
+    )
     assert_fails(v, "one step of yours takes", "the target is 1.3x", "recompute")
 
 
@@ -130,11 +154,19 @@ def test_returning_the_loss_tensor_fails(mutant):
 def test_bf16_autocast_with_fused_adamw_passes(variant):
     # A different mix: the baseline's attention under bf16 autocast (cross_entropy stays float32
     # inside autocast) plus the fused optimizer: measured 48% lighter and 1.5x as fast here.
-    v = variant(EX, (SDPA, MANUAL_ATTENTION), (IMPORTS, "import math\n\n" + IMPORTS),
-                ("        logits = model(tokens)\n        loss = F.cross_entropy(",
-                 ("        with torch.autocast(device_type=tokens.device.type, dtype=torch.bfloat16):\n"
-                  "            logits = model(tokens)\n"
-                  "            loss = F.cross_entropy(")))
+    v = variant(
+        EX,
+        (SDPA, MANUAL_ATTENTION),
+        (IMPORTS, "import math\n\n" + IMPORTS),
+        (
+            "        logits = model(tokens)\n        loss = F.cross_entropy(",
+            (
+                "        with torch.autocast(device_type=tokens.device.type, dtype=torch.bfloat16):\n"
+                "            logits = model(tokens)\n"
+                "            loss = F.cross_entropy("
+            ),
+        ),
+    )
     assert v.figures["loss_curve"]["max_difference"] <= 1e-3
 
 
@@ -142,8 +174,16 @@ def test_bf16_autocast_with_fused_adamw_passes(variant):
 def test_loss_computed_in_bf16_outside_autocast_drifts(mutant):
     # Autocast around the model only, then cross_entropy on the bf16 logits outside it: the loss
     # itself is a bf16 number (0.013-0.036 from the baseline's curve).
-    v = mutant(EX, (SDPA, MANUAL_ATTENTION), (IMPORTS, "import math\n\n" + IMPORTS),
-               ("        logits = model(tokens)\n",
-                ("        with torch.autocast(device_type=tokens.device.type, dtype=torch.bfloat16):\n"
-                 "            logits = model(tokens)\n")))
+    v = mutant(
+        EX,
+        (SDPA, MANUAL_ATTENTION),
+        (IMPORTS, "import math\n\n" + IMPORTS),
+        (
+            "        logits = model(tokens)\n",
+            (
+                "        with torch.autocast(device_type=tokens.device.type, dtype=torch.bfloat16):\n"
+                "            logits = model(tokens)\n"
+            ),
+        ),
+    )
     assert_fails(v, "loss curve", "bfloat16")

@@ -1,7 +1,6 @@
 """A tiny checker used by the runner's own tests."""
 
 
-
 def check(ctx):
     for _ in ctx.trials(3):
         x = ctx.randn(8, 5)

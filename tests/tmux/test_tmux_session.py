@@ -37,8 +37,9 @@ class Pane:
         subprocess.run(["tmux", "send-keys", "-t", self.session, "-l", text], check=True)
 
     def screen(self) -> str:
-        return subprocess.run(["tmux", "capture-pane", "-p", "-t", self.session], check=True,
-                              capture_output=True, text=True).stdout
+        return subprocess.run(
+            ["tmux", "capture-pane", "-p", "-t", self.session], check=True, capture_output=True, text=True
+        ).stdout
 
     def wait_for(self, needle: str, timeout: float = 60) -> str:
         deadline = time.monotonic() + timeout
@@ -83,8 +84,10 @@ def test_type_hint_run_and_quit_in_a_real_terminal(tmp_path, course):
         assert "FAIL" not in screen
         pane.send("C-q")
         deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and subprocess.run(
-                ["tmux", "has-session", "-t", session], capture_output=True).returncode == 0:
+        while (
+            time.monotonic() < deadline
+            and subprocess.run(["tmux", "has-session", "-t", session], capture_output=True).returncode == 0
+        ):
             time.sleep(0.2)
         assert "# typed in tmux" in ws.read(exercise)
         assert Progress(home).exercise("sigmoid").status == "passed"
@@ -143,8 +146,10 @@ def test_reading_step_then_exercise_at_80x24(tmp_path, course):
         assert "Results" in screen and footer in screen
         pane.send("C-q")
         deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and subprocess.run(
-                ["tmux", "has-session", "-t", session], capture_output=True).returncode == 0:
+        while (
+            time.monotonic() < deadline
+            and subprocess.run(["tmux", "has-session", "-t", session], capture_output=True).returncode == 0
+        ):
             time.sleep(0.2)
         assert Workspace(home).read(exercise).startswith("# after esc\n")
         assert Progress(home).exercise("sigmoid").hints_used == 1
@@ -164,8 +169,10 @@ def test_sigkill_mid_typing_loses_at_most_the_last_second(tmp_path, course):
     Progress(home).set_position(2, "sigmoid")
     session = f"tutor-{uuid.uuid4().hex[:8]}"
     pid_file = tmp_path / "pid"
-    cmd = (f"env -u COLUMNS -u LINES TUTOR_HOME={home} sh -c 'echo $$ > {pid_file}; "
-           f"exec {tutor_command()} start chapter 2'")
+    cmd = (
+        f"env -u COLUMNS -u LINES TUTOR_HOME={home} sh -c 'echo $$ > {pid_file}; "
+        f"exec {tutor_command()} start chapter 2'"
+    )
     subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "140", "-y", "45", cmd], check=True)
     pane = Pane(session)
     try:

@@ -32,8 +32,9 @@ class Pane:
         subprocess.run(["tmux", "send-keys", "-t", self.session, key], check=True)
 
     def screen(self) -> str:
-        return subprocess.run(["tmux", "capture-pane", "-p", "-t", self.session], check=True,
-                              capture_output=True, text=True).stdout
+        return subprocess.run(
+            ["tmux", "capture-pane", "-p", "-t", self.session], check=True, capture_output=True, text=True
+        ).stdout
 
     def wait_for(self, needle: str, timeout: float = 60) -> str:
         deadline = time.monotonic() + timeout
@@ -82,8 +83,10 @@ def test_watch_in_a_real_terminal(tmp_path, course):
         assert "leaky_relu.py" in screen  # now watching the next exercise's file
         pane.send("q")
         deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and subprocess.run(
-                ["tmux", "has-session", "-t", session], capture_output=True).returncode == 0:
+        while (
+            time.monotonic() < deadline
+            and subprocess.run(["tmux", "has-session", "-t", session], capture_output=True).returncode == 0
+        ):
             time.sleep(0.2)
         progress = Progress(home)
         assert progress.exercise("sigmoid").status == "passed"

@@ -46,8 +46,7 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def make_app(course: Course, home: Path) -> Iterator[Callable[..., TutorApp]]:
     apps: list[TutorApp] = []
 
-    def make(chapter: int = 2, step_id: str | None = None, runner: object | None = None,
-             **kw: object) -> TutorApp:
+    def make(chapter: int = 2, step_id: str | None = None, runner: object | None = None, **kw: object) -> TutorApp:
         kw.setdefault("warm_runner", False)
         if runner is not None:
             kw["runner_factory"] = lambda: runner

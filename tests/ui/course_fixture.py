@@ -10,7 +10,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 REAL = REPO / "lessons" / "02-custom-autograd"
 
-CH2_TOML = '''format_version = 1
+CH2_TOML = """format_version = 1
 title = "Custom autograd Functions"
 summary = "Write forward and backward yourself."
 languages = ["en"]
@@ -47,9 +47,9 @@ kind = "read"
 id = "recap"
 title = "Recap"
 text = "04-recap.md"
-'''
+"""
 
-CH3_TOML = '''format_version = 1
+CH3_TOML = """format_version = 1
 title = "Custom C++ and CUDA operators"
 summary = "Kernels of your own."
 languages = ["en"]
@@ -70,17 +70,17 @@ solution = "add.py"
 checker = "checks/add.py"
 hints = ["one", "two", "three"]
 needs = { device = "cuda" }
-'''
+"""
 
 GUIDES = {
     "02-custom-autograd": {
         "01-why.md": "# Why write your own Function\n\nAutograd records operations. Sometimes you "
-                     "know a cheaper backward.\n\n```python\ny = torch.sigmoid(x)\n```\n",
+        "know a cheaper backward.\n\n```python\ny = torch.sigmoid(x)\n```\n",
         "02-first-function.md": "# A first Function\n\nType this along:\n\n```python\n"
-                                "class Double(torch.autograd.Function):\n    @staticmethod\n"
-                                "    def forward(ctx, x):\n        return 2 * x\n```\n",
+        "class Double(torch.autograd.Function):\n    @staticmethod\n"
+        "    def forward(ctx, x):\n        return 2 * x\n```\n",
         "03-sigmoid.md": "# Sigmoid that reuses its output\n\nThe derivative of `s = sigmoid(x)` "
-                         "is `s * (1 - s)`. Save `s` in forward and use it in backward.\n",
+        "is `s * (1 - s)`. Save `s` in forward and use it in backward.\n",
         "04-recap.md": "# Recap\n\nYou saved outputs instead of inputs.\n",
     },
     "03-cpp-ops": {

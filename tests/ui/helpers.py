@@ -19,8 +19,9 @@ from tutor.runner.protocol import CANCELLED, Event, Verdict
 class FakeRunner:
     """Stands in for tutor.runner.client.Runner: canned verdicts, no torch process."""
 
-    def __init__(self, verdicts: list[Verdict] | None = None, events: list[Event] | None = None,
-                 block_first: bool = False) -> None:
+    def __init__(
+        self, verdicts: list[Verdict] | None = None, events: list[Event] | None = None, block_first: bool = False
+    ) -> None:
         self.verdicts = list(verdicts or [Verdict(status="passed")])
         self.events = events or [Event("phase", "checking trial 1/4", 0.1)]
         self.block_first = block_first
@@ -52,7 +53,6 @@ class FakeRunner:
 
     def close(self) -> None:
         pass
-
 
 
 KEY_NAMES = {" ": "space", "\n": "enter", "\t": "tab"}

@@ -31,10 +31,10 @@ import asyncio, sys
 from pathlib import Path
 from tutor.course import load_course
 from tutor.ui.app import TutorApp
-root = Path({str(tmp_path / 'course')!r})
+root = Path({str(tmp_path / "course")!r})
 course = load_course(root / "lessons", root / "solutions")
 async def main():
-    app = TutorApp(course, Path({str(tmp_path / 'home')!r}), 2, "sigmoid", warm_runner=False)
+    app = TutorApp(course, Path({str(tmp_path / "home")!r}), 2, "sigmoid", warm_runner=False)
     async with app.run_test() as pilot:
         await pilot.press("ctrl+n", "alt+left", "f1")
         await pilot.pause()
@@ -42,8 +42,14 @@ async def main():
 asyncio.run(main())
 print("torch" in sys.modules)
 """
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO,
-                         env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        timeout=120,
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "False"
 
@@ -176,8 +182,20 @@ async def test_help_lists_every_binding(make_app) -> None:
         await pilot.press("f1")
         assert isinstance(app.screen, HelpScreen)
         text = text_of(app.screen.query_one("#help-body"))
-        for label in ("Ctrl+R / F5", "Ctrl+N / Alt+→", "Alt+←", "Ctrl+O", "F8", "F9", "F1",
-                      "Tab", "Shift+Tab", "Ctrl+Q", "Ctrl+P", "leading whitespace"):
+        for label in (
+            "Ctrl+R / F5",
+            "Ctrl+N / Alt+→",
+            "Alt+←",
+            "Ctrl+O",
+            "F8",
+            "F9",
+            "F1",
+            "Tab",
+            "Shift+Tab",
+            "Ctrl+Q",
+            "Ctrl+P",
+            "leading whitespace",
+        ):
             assert label in text, label
         await pilot.press("escape")
         assert isinstance(app.screen, MainScreen)

@@ -12,12 +12,19 @@ from rich.console import Console
 import tutor.doctor as doctor_mod
 
 
-def test_every_missing_prerequisite_comes_with_its_fix(monkeypatch: pytest.MonkeyPatch,
-                                                        tmp_path: Path, course_root: Path) -> None:
+def test_every_missing_prerequisite_comes_with_its_fix(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, course_root: Path
+) -> None:
     monkeypatch.setenv("TUTOR_COURSE", str(course_root))
-    monkeypatch.setattr(doctor_mod, "probe", lambda: {"torch_error": "ModuleNotFoundError: torch",
-                                                      "pytorch_lightning_error": "missing",
-                                                      "bitsandbytes_error": "missing"})
+    monkeypatch.setattr(
+        doctor_mod,
+        "probe",
+        lambda: {
+            "torch_error": "ModuleNotFoundError: torch",
+            "pytorch_lightning_error": "missing",
+            "bitsandbytes_error": "missing",
+        },
+    )
     monkeypatch.setattr(doctor_mod.shutil, "which", lambda name: None)
     monkeypatch.setattr(doctor_mod, "_ninja_from_pip", lambda: None)
     monkeypatch.setattr(doctor_mod, "python_headers", lambda: None)
@@ -33,12 +40,20 @@ def test_every_missing_prerequisite_comes_with_its_fix(monkeypatch: pytest.Monke
     assert "Python.h not found" in text
 
 
-def test_nothing_to_fix_means_no_fix_lines(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
-                                           course_root: Path) -> None:
+def test_nothing_to_fix_means_no_fix_lines(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, course_root: Path) -> None:
     monkeypatch.setenv("TUTOR_COURSE", str(course_root))
-    monkeypatch.setattr(doctor_mod, "probe", lambda: {
-        "torch": "2.13.0", "cuda": False, "gpus": 0, "threads": 2,
-        "pytorch_lightning": "2.6", "bitsandbytes": "0.50"})
+    monkeypatch.setattr(
+        doctor_mod,
+        "probe",
+        lambda: {
+            "torch": "2.13.0",
+            "cuda": False,
+            "gpus": 0,
+            "threads": 2,
+            "pytorch_lightning": "2.6",
+            "bitsandbytes": "0.50",
+        },
+    )
     monkeypatch.setattr(doctor_mod.shutil, "which", lambda name: f"/usr/bin/{name}")
     monkeypatch.setattr(doctor_mod, "python_headers", lambda: Path("/usr/include/Python.h"))
     out = io.StringIO()

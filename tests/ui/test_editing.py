@@ -256,8 +256,9 @@ async def test_file_changed_on_disk_offers_reload(make_app, home: Path) -> None:
         await wait_for(pilot, lambda: path.read_text() == "# from another editor\n")
 
 
-async def test_save_errors_are_one_line_and_keep_the_text(make_app, home: Path,
-                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_save_errors_are_one_line_and_keep_the_text(
+    make_app, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def broken(self, exercise, text):
         raise WorkspaceError(f"cannot save {self.path(exercise)}: No space left on device")
 
@@ -271,8 +272,7 @@ async def test_save_errors_are_one_line_and_keep_the_text(make_app, home: Path,
         monkeypatch.setattr(Progress, "use_hint", no_db)
         monkeypatch.setattr(Progress, "set_position", no_db)
         await pilot.press(*"# unsaved")
-        await wait_for(pilot, lambda: any("No space left on device" in n.message
-                                          for n in app._notifications))
+        await wait_for(pilot, lambda: any("No space left on device" in n.message for n in app._notifications))
         editor = app.main.query_one("#editor", CodeEditor)
         assert editor.text.startswith("# unsaved")
         assert all("\n" not in n.message for n in app._notifications)

@@ -23,9 +23,13 @@ from .course_fixture import SOLUTION
 from .helpers import FakeRunner, text_of, wait_for
 
 REPO = Path(__file__).resolve().parents[2]
-LONG_FAIL = Verdict(status="failed", reason="gradient of x differs from torch.sigmoid's",
-                    details=[f"detail line {i}" for i in range(6)],
-                    output="".join(f"output line {i}\n" for i in range(60)), duration_s=1.0)
+LONG_FAIL = Verdict(
+    status="failed",
+    reason="gradient of x differs from torch.sigmoid's",
+    details=[f"detail line {i}" for i in range(6)],
+    output="".join(f"output line {i}\n" for i in range(60)),
+    duration_s=1.0,
+)
 
 
 def footer_keys(app) -> list[str]:
@@ -180,10 +184,13 @@ async def test_zoom_and_split_are_remembered(make_app) -> None:
         assert again.main.query_one("#guide-pane").region.width > before
 
 
-@pytest.mark.parametrize("step_id,shown,hidden", [
-    ("why", ["Next", "Prev", "Steps", "Chapters", "Help", "Quit"], ["Check", "Solution", "Hint"]),
-    ("sigmoid", ["Hint", "Check", "Next", "Solution", "Zoom", "Help", "Quit"], ["Chapters", "Run"]),
-])
+@pytest.mark.parametrize(
+    "step_id,shown,hidden",
+    [
+        ("why", ["Next", "Prev", "Steps", "Chapters", "Help", "Quit"], ["Check", "Solution", "Hint"]),
+        ("sigmoid", ["Hint", "Check", "Next", "Solution", "Zoom", "Help", "Quit"], ["Chapters", "Run"]),
+    ],
+)
 async def test_the_footer_fits_80_columns_with_help_and_quit(make_app, step_id, shown, hidden) -> None:
     app = make_app(step_id=step_id)
     async with app.run_test(size=(80, 24)) as pilot:
@@ -202,9 +209,12 @@ async def test_the_footer_fits_80_columns_with_help_and_quit(make_app, step_id, 
 
 
 async def test_learner_text_is_shown_as_text_not_markup(make_app) -> None:
-    verdict = Verdict(status="failed", reason="[bold red]expected[/] 1, got 2",
-                      details=["line with [link=http://x]markup[/link]"],
-                      output="\x1b[2Jcleared?\x1b]52;c;Zm9v\x07 and [b]bold[/b]\n")
+    verdict = Verdict(
+        status="failed",
+        reason="[bold red]expected[/] 1, got 2",
+        details=["line with [link=http://x]markup[/link]"],
+        output="\x1b[2Jcleared?\x1b]52;c;Zm9v\x07 and [b]bold[/b]\n",
+    )
     app = make_app(step_id="sigmoid", runner=FakeRunner([verdict]))
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.press("ctrl+r")
@@ -280,29 +290,40 @@ def test_no_import_circle_inside_tutor_ui() -> None:
 
 def test_cli_hint_and_reset_default_to_the_current_exercise(home: Path, course_root: Path) -> None:
     Progress(home).set_position(2, "sigmoid")
-    env = {**os.environ, "TUTOR_HOME": str(home), "PYTHONPATH": str(REPO),
-           "TUTOR_COURSE": str(course_root)}
-    hint = subprocess.run([sys.executable, "-m", "tutor", "hint"], capture_output=True, text=True,
-                          env=env, cwd=REPO, timeout=120)
+    env = {**os.environ, "TUTOR_HOME": str(home), "PYTHONPATH": str(REPO), "TUTOR_COURSE": str(course_root)}
+    hint = subprocess.run(
+        [sys.executable, "-m", "tutor", "hint"], capture_output=True, text=True, env=env, cwd=REPO, timeout=120
+    )
     assert hint.returncode == 0, hint.stderr
     assert "sigmoid" in hint.stdout.splitlines()[0] and "hint 1/" in hint.stdout
     assert Progress(home).exercise("sigmoid").hints_used == 1
     ws = home / "workspace" / "02-custom-autograd" / "sigmoid.py"
     ws.parent.mkdir(parents=True, exist_ok=True)
     ws.write_text("# mine\n")
-    reset = subprocess.run([sys.executable, "-m", "tutor", "reset"], capture_output=True, text=True,
-                           env=env, cwd=REPO, timeout=120)
+    reset = subprocess.run(
+        [sys.executable, "-m", "tutor", "reset"], capture_output=True, text=True, env=env, cwd=REPO, timeout=120
+    )
     assert reset.returncode == 0, reset.stderr
     assert "sigmoid" in reset.stdout and not ws.read_text().startswith("# mine")
 
 
 async def test_a_memory_timeline_is_drawn_under_its_figure(make_app) -> None:
     """The results panel's hook for tutor/ui/widgets/memory_plot.py (another module's widget)."""
-    timeline = {"learner": [[0.0, 0], [0.1, 4 << 20], [0.2, 1 << 20]],
-                "reference": [[0.0, 0], [0.1, 2 << 20], [0.2, 1 << 20]]}
-    verdict = Verdict(status="passed", figures={"peak_memory": {
-        "learner_bytes": 4 << 20, "reference_bytes": 2 << 20,
-        "compares": "yours vs the reference solution", "timeline": timeline}})
+    timeline = {
+        "learner": [[0.0, 0], [0.1, 4 << 20], [0.2, 1 << 20]],
+        "reference": [[0.0, 0], [0.1, 2 << 20], [0.2, 1 << 20]],
+    }
+    verdict = Verdict(
+        status="passed",
+        figures={
+            "peak_memory": {
+                "learner_bytes": 4 << 20,
+                "reference_bytes": 2 << 20,
+                "compares": "yours vs the reference solution",
+                "timeline": timeline,
+            }
+        },
+    )
     app = make_app(step_id="sigmoid", runner=FakeRunner([verdict]))
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("ctrl+r")

@@ -10,9 +10,15 @@ from textual.app import App, ComposeResult
 
 from tutor.ui.widgets.memory_plot import MemoryPlot, series, unit_for
 
-FIGURE = {"learner_bytes": 3 * 2**20, "reference_bytes": 2 * 2**20, "device": "cpu",
-          "timeline": {"learner": [[0.0, 0], [0.002, 2**20], [0.004, 3 * 2**20], [0.006, 0]],
-                       "reference": [[0.0, 0], [0.001, 2 * 2**20], [0.003, 0], ["x", 5], [0.1]]}}
+FIGURE = {
+    "learner_bytes": 3 * 2**20,
+    "reference_bytes": 2 * 2**20,
+    "device": "cpu",
+    "timeline": {
+        "learner": [[0.0, 0], [0.002, 2**20], [0.004, 3 * 2**20], [0.006, 0]],
+        "reference": [[0.0, 0], [0.001, 2 * 2**20], [0.003, 0], ["x", 5], [0.1]],
+    },
+}
 
 
 def test_series_scales_to_readable_units_and_drops_bad_points() -> None:

@@ -15,16 +15,23 @@ from tutor.ui.widgets.results import ResultsPanel
 from .course_fixture import SOLUTION
 from .helpers import FakeRunner, text_of, wait_for
 
-PASSED = Verdict(status="passed", figures={
-    "time": {"learner_s": 2e-5, "reference_s": 2e-5, "speedup": 1.0, "noisy": False},
-    "memory": {"learner_bytes": 1024, "reference_bytes": 1024}}, duration_s=1.5)
-FAILED = Verdict(status="failed", reason="gradient of x differs", details=["at [0, 1]"],
-                 output="debug print\n", duration_s=1.0)
+PASSED = Verdict(
+    status="passed",
+    figures={
+        "time": {"learner_s": 2e-5, "reference_s": 2e-5, "speedup": 1.0, "noisy": False},
+        "memory": {"learner_bytes": 1024, "reference_bytes": 1024},
+    },
+    duration_s=1.5,
+)
+FAILED = Verdict(
+    status="failed", reason="gradient of x differs", details=["at [0, 1]"], output="debug print\n", duration_s=1.0
+)
 
 
 async def test_failing_check_shows_reason_and_records_run(make_app, home: Path) -> None:
-    runner = FakeRunner([FAILED], events=[Event("phase", "checking trial 2/4", 0.5),
-                                          Event("output", "debug print\n", 0.6)])
+    runner = FakeRunner(
+        [FAILED], events=[Event("phase", "checking trial 2/4", 0.5), Event("output", "debug print\n", 0.6)]
+    )
     app = make_app(step_id="sigmoid", runner=runner)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press(*"# edit")
@@ -143,4 +150,3 @@ async def test_rerun_really_cancels_the_run_in_flight(make_app, home: Path, tmp_
         await wait_for(pilot, lambda: len(verdicts) == 2, timeout=60)
         assert verdicts == ["cancelled", "passed"]
         assert [r.status for r in Progress(home).runs("sigmoid")] == ["passed"]
-

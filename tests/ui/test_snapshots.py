@@ -20,15 +20,34 @@ from tutor.ui.widgets.results import ResultsPanel
 
 from .helpers import FakeRunner
 
-PASS = Verdict(status="passed", reason="all checks passed", figures={
-    "time": {"learner_s": 1.2e-5, "reference_s": 1.0e-5, "speedup": 0.83, "noisy": False,
-             "compares": "yours vs the reference solution"},
-    "peak_memory": {"learner_bytes": 262144, "reference_bytes": 131072,
-                    "compares": "yours vs the reference solution"},
-    "build_s": 12.25}, output="", duration_s=3.25)
-FAIL = Verdict(status="failed", reason="gradient of x differs from torch.sigmoid's",
-               details=["shape (32, 10): 3 of 320 elements differ, largest by 0.25 at [4, 7]"],
-               output="hello from your code\n", duration_s=2.5)
+PASS = Verdict(
+    status="passed",
+    reason="all checks passed",
+    figures={
+        "time": {
+            "learner_s": 1.2e-5,
+            "reference_s": 1.0e-5,
+            "speedup": 0.83,
+            "noisy": False,
+            "compares": "yours vs the reference solution",
+        },
+        "peak_memory": {
+            "learner_bytes": 262144,
+            "reference_bytes": 131072,
+            "compares": "yours vs the reference solution",
+        },
+        "build_s": 12.25,
+    },
+    output="",
+    duration_s=3.25,
+)
+FAIL = Verdict(
+    status="failed",
+    reason="gradient of x differs from torch.sigmoid's",
+    details=["shape (32, 10): 3 of 320 elements differ, largest by 0.25 at [4, 7]"],
+    output="hello from your code\n",
+    duration_s=2.5,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -57,6 +76,7 @@ async def _steady(pilot) -> None:
 def _hints_and_check(hints: int):
     """On the empty line after `import torch`: Tab `hints` times, then Ctrl+R, then wait for
     the verdict (the toast that celebrates a pass is left on screen: the learner sees it)."""
+
     async def run_before(pilot) -> None:
         await _steady(pilot)
         main = pilot.app.main
@@ -73,6 +93,7 @@ def _hints_and_check(hints: int):
             await pilot.pause(0.01)
         await pilot.pause()
         await pilot.pause()
+
     return run_before
 
 
@@ -103,5 +124,4 @@ def test_exercise_fresh(snap_compare, make_app) -> None:
 
 
 def test_help_screen(snap_compare, make_app) -> None:
-    assert snap_compare(make_app(step_id="sigmoid"), terminal_size=(100, 40), press=["f1"],
-                        run_before=_steady)
+    assert snap_compare(make_app(step_id="sigmoid"), terminal_size=(100, 40), press=["f1"], run_before=_steady)

@@ -14,13 +14,13 @@ from tutor.ui.widgets.editor import CodeEditor
 from .course_fixture import build_course
 from .helpers import FakeRunner, text_of, wait_for
 
-MISTAKE = '''
+MISTAKE = """
 [[steps.mistakes]]
 when = "saved a tensor that is not its output"
 hint = "You saved x. Backward can be written with the output alone: save s = sigmoid(x) instead."
 mutant = [["ctx.save_for_backward(s)", "ctx.save_for_backward(x)"]]
 
-'''
+"""
 
 
 def _course(tmp_path: Path):

@@ -75,7 +75,7 @@ def keys_for(text: str) -> list[str]:
 def code_cells(area: TypingArea, y: int) -> list[tuple[str, Style]]:
     """(character, style) of each code cell of screen row y, gutter skipped."""
     cells = [(ch, seg.style) for seg in area.render_line(y) for ch in seg.text]
-    return cells[area._gutter:]
+    return cells[area._gutter :]
 
 
 @pytest.fixture
@@ -230,13 +230,13 @@ async def test_paste_is_refused(progress: Progress) -> None:
         notes: list[str] = []
         ta.notify = lambda message, **kw: notes.append(message)  # type: ignore[method-assign]
         from textual import events
+
         ta.post_message(events.Paste("import torch"))
         await pilot.pause()
         assert ta.session.caret == 0 and notes
 
 
-async def test_natural_typing_enter_on_blank_lines_and_typed_indent_is_perfect(
-        progress: Progress) -> None:
+async def test_natural_typing_enter_on_blank_lines_and_typed_indent_is_perfect(progress: Progress) -> None:
     clock = FakeClock(100.0)
     app = Host(progress, clock=clock)
     async with app.run_test(size=(100, 20)) as pilot:
@@ -262,7 +262,7 @@ async def test_one_slip_then_enter_stays_on_its_line(progress: Progress) -> None
         assert s.errors == 2 and s.uncorrected_errors == 2 and s.stats().missed == 1
         row0 = code_cells(area, 0)
         assert [c for c, style in row0 if style.strike] == ["h"]  # missed: struck through
-        row2 = code_cells(area, 2)[:len("def double(x):")]
+        row2 = code_cells(area, 2)[: len("def double(x):")]
         red = [c for c, style in row2 if style.bgcolor is not None and style.bold]
         assert red == ["l"]  # only the slip, not the rest of the line
         assert (s.caret_row, s.caret_col) == (3, 4)
@@ -314,8 +314,7 @@ async def test_history_is_numbers_then_a_sparkline(progress: Progress) -> None:
         assert texts[1].splitlines()[1].startswith("Attempt 2: ")
         assert not any(ch in "".join(texts[:2]) for ch in "▁▂▃▄▅▆▇█")
         wpm_line, acc_line = texts[3].splitlines()
-        assert wpm_line.startswith("WPM") and "4 attempts" in str(
-            app.query_one("#typealong-summary").render())
+        assert wpm_line.startswith("WPM") and "4 attempts" in str(app.query_one("#typealong-summary").render())
         bars = wpm_line.split()[1]
         assert len(bars) == 4 and bars[0] == "█"  # slower each time: from the top down
         assert list(bars) == sorted(bars, reverse=True) and bars[3] != "█"
@@ -332,6 +331,7 @@ async def test_f1_help_explains_the_type_along_and_its_figures(progress: Progres
         await pilot.pause()
         body = app.screen.query_one("#help-body", Static).content
         from rich.console import Console
+
         console = Console(width=90, record=True, color_system=None)
         console.print(body)
         text = " ".join(console.export_text().split())

@@ -8,8 +8,14 @@ from tutor.progress import ExerciseProgress
 from tutor.ui.autosave import Debouncer, EditorFile
 from tutor.ui.figures import bar, figures_view, fmt_bytes, fmt_seconds
 from tutor.ui.screens.solution import side_by_side
-from tutor.ui.status import (Snapshot, chapter_label, chapter_progress_label, first_step_to_do,
-                              overall_label, step_status)
+from tutor.ui.status import (
+    Snapshot,
+    chapter_label,
+    chapter_progress_label,
+    first_step_to_do,
+    overall_label,
+    step_status,
+)
 from tutor.ui.widgets.hints import code_suggestion
 from tutor.workspace import Workspace
 
@@ -43,18 +49,34 @@ def test_first_step_to_do(course) -> None:
 def test_formatting_and_bars() -> None:
     assert fmt_seconds(1.5) == "1.50 s" and fmt_seconds(0.0025) == "2.50 ms"
     assert fmt_seconds(2e-6) == "2.0 µs"
-    assert fmt_bytes(512) == "512 B" and fmt_bytes(3 * 1024 ** 2) == "3.0 MiB"
+    assert fmt_bytes(512) == "512 B" and fmt_bytes(3 * 1024**2) == "3.0 MiB"
     assert bar(10, 10, 8) == "█" * 8 and bar(5, 10, 8) == "█" * 4 and bar(0, 10) == ""
     assert bar(1, 16, 1) == "▏"
 
 
 def test_figures_view_handles_every_kind() -> None:
-    view = figures_view({"time": {"learner_s": 2.0, "reference_s": 1.0, "speedup": 0.5, "noisy": True},
-                         "memory": {"learner_bytes": 2048, "reference_bytes": 1024},
-                         "compile_s": 3.0, "custom": {"a": 1.23456}, "count": 3})
+    view = figures_view(
+        {
+            "time": {"learner_s": 2.0, "reference_s": 1.0, "speedup": 0.5, "noisy": True},
+            "memory": {"learner_bytes": 2048, "reference_bytes": 1024},
+            "compile_s": 3.0,
+            "custom": {"a": 1.23456},
+            "count": 3,
+        }
+    )
     text = plain(view, 60)
-    for want in ("yours", "ref", "2.00 s", "too noisy to call", "2.0 KiB", "2.00× the reference",
-                 "compile", "3.00 s", "a 1.235", "count"):
+    for want in (
+        "yours",
+        "ref",
+        "2.00 s",
+        "too noisy to call",
+        "2.0 KiB",
+        "2.00× the reference",
+        "compile",
+        "3.00 s",
+        "a 1.235",
+        "count",
+    ):
         assert want in text, want
     assert "speedup" not in text  # noisy: no confident number
     assert figures_view({}) is None
@@ -62,21 +84,33 @@ def test_figures_view_handles_every_kind() -> None:
 
 def test_speedup_is_the_ratio_of_the_times_shown() -> None:
     # The old panel showed `you 2.72 ms / ref 2.46 ms / speedup 0.97x` (another statistic).
-    text = plain(figures_view({"time": {"learner_s": 2.72e-3, "reference_s": 2.46e-3,
-                                        "speedup": 0.97, "noisy": False}}), 60)
+    text = plain(
+        figures_view({"time": {"learner_s": 2.72e-3, "reference_s": 2.46e-3, "speedup": 0.97, "noisy": False}}), 60
+    )
     assert "2.72 ms" in text and "2.46 ms" in text
     assert "speedup 0.90×" in text and "yours is slower" in text
-    text = plain(figures_view({"time": {"learner_s": 1.28e-3, "reference_s": 31.29e-3,
-                                        "speedup": 1.02, "noisy": False}}), 60)
+    text = plain(
+        figures_view({"time": {"learner_s": 1.28e-3, "reference_s": 31.29e-3, "speedup": 1.02, "noisy": False}}), 60
+    )
     assert "speedup 24.45×" in text and "yours is faster" in text
 
 
 def test_noisy_time_says_why_and_labels_are_never_cut() -> None:
-    figures = {"time_per_call": {"learner_s": 0.01, "reference_s": 0.02, "speedup": 2.0, "noisy": True,
-                                 "noise_reason": "rounds spread over 40%; the machine is busy",
-                                 "compares": "yours vs the reference solution"},
-               "peak_memory": {"learner_bytes": 79 * 2**20, "reference_bytes": 40 * 2**20,
-                               "compares": "yours vs the reference, both with checkpointing"}}
+    figures = {
+        "time_per_call": {
+            "learner_s": 0.01,
+            "reference_s": 0.02,
+            "speedup": 2.0,
+            "noisy": True,
+            "noise_reason": "rounds spread over 40%; the machine is busy",
+            "compares": "yours vs the reference solution",
+        },
+        "peak_memory": {
+            "learner_bytes": 79 * 2**20,
+            "reference_bytes": 40 * 2**20,
+            "compares": "yours vs the reference, both with checkpointing",
+        },
+    }
     for width in (38, 80):
         text = " ".join(plain(figures_view(figures), width).split())  # undo the wrapping
         assert "too noisy to call: rounds spread over 40%; the machine is busy" in text
@@ -111,6 +145,7 @@ def test_editor_file_conflicts(course, tmp_path: Path) -> None:
     assert f.save("mine\n") == "saved" and f.path.read_text() == "mine\n"
     f.path.write_text("theirs\n")
     import os
+
     os.utime(f.path, ns=(1, 1))
     assert f.changed_on_disk() == "theirs\n"
     assert f.save("mine 2\n") == "conflict" and f.path.read_text() == "theirs\n"

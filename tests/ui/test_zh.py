@@ -29,14 +29,14 @@ from .test_snapshots import _hints_and_check, _steady
 ZH_GUIDES = {
     "02-custom-autograd": {
         "01-why.md": "# 为什么要自己写 Function\n\nautograd 会记录每一步运算。有时你知道一个更省事的反向"
-                     "传播（backward）公式：比如 sigmoid 的导数可以直接由它的输出算出，不必再保存输入。"
-                     "这一章教你用 `torch.autograd.Function` 把这样的公式交给 autograd。\n\n"
-                     "```python\ny = torch.sigmoid(x)\n```\n",
+        "传播（backward）公式：比如 sigmoid 的导数可以直接由它的输出算出，不必再保存输入。"
+        "这一章教你用 `torch.autograd.Function` 把这样的公式交给 autograd。\n\n"
+        "```python\ny = torch.sigmoid(x)\n```\n",
         "02-first-function.md": "# 第一个 Function\n\n跟着打一遍：\n\n```python\n"
-                                "class Double(torch.autograd.Function):\n    @staticmethod\n"
-                                "    def forward(ctx, x):\n        return 2 * x\n```\n",
+        "class Double(torch.autograd.Function):\n    @staticmethod\n"
+        "    def forward(ctx, x):\n        return 2 * x\n```\n",
         "03-sigmoid.md": "# 复用输出的 sigmoid\n\n`s = sigmoid(x)` 的导数是 `s * (1 - s)`。在 forward "
-                         "里保存 `s`，在 backward 里用它计算梯度，不必重新计算 `exp`。\n",
+        "里保存 `s`，在 backward 里用它计算梯度，不必重新计算 `exp`。\n",
         "04-recap.md": "# 小结\n\n你保存的是输出，而不是输入。\n",
     },
     "03-cpp-ops": {
@@ -45,7 +45,7 @@ ZH_GUIDES = {
     },
 }
 ZH_TOML = {
-    "02-custom-autograd": '''title = "自定义 autograd Function"
+    "02-custom-autograd": """title = "自定义 autograd Function"
 summary = "自己写 forward 和 backward。"
 [steps.why]
 title = "为什么要自己写 Function"
@@ -60,20 +60,24 @@ hints = [
 ]
 [steps.recap]
 title = "小结"
-''',
-    "03-cpp-ops": '''title = "自定义 C++ 与 CUDA 算子"
+""",
+    "03-cpp-ops": """title = "自定义 C++ 与 CUDA 算子"
 summary = "写你自己的 kernel。"
 [steps.intro]
 title = "用 C++ 写算子"
 [steps.cuda-add]
 title = "CUDA 加法 kernel"
 hints = ["一", "二", "三"]
-''',
+""",
 }
 
-FAIL = Verdict(status="failed", reason="x 的梯度与 torch.sigmoid 的不同",
-               details=["形状 (32, 10)：320 个元素中有 3 个不同，最大相差 0.25，位于 [4, 7]"],
-               output="hello from your code\n", duration_s=2.5)
+FAIL = Verdict(
+    status="failed",
+    reason="x 的梯度与 torch.sigmoid 的不同",
+    details=["形状 (32, 10)：320 个元素中有 3 个不同，最大相差 0.25，位于 [4, 7]"],
+    output="hello from your code\n",
+    duration_s=2.5,
+)
 
 
 @pytest.fixture(scope="session")
@@ -136,7 +140,7 @@ def test_zh_exercise_with_a_failed_check(snap_compare, make_zh_app, size) -> Non
 
 def test_wide_titles_wrap_by_cells_between_characters() -> None:
     lines = wrap_cells("复用输出的 sigmoid：反向传播只需要前向的结果", 16)
-    assert all(sum(2 if ord(c) > 0x2e80 else 1 for c in line) <= 16 for line in lines)
+    assert all(sum(2 if ord(c) > 0x2E80 else 1 for c in line) <= 16 for line in lines)
     assert "".join(lines).replace(" ", "") == "复用输出的sigmoid：反向传播只需要前向的结果"
     assert not any(line.startswith(("：", "，", "。")) for line in lines)  # never before closing punctuation
     assert wrap_cells("Why write your own Function", 12) == ["Why write", "your own", "Function"]
@@ -186,7 +190,7 @@ async def test_f12_switches_language_live_and_keeps_the_work(make_zh_app, home) 
         assert i18n.language() == "zh"
         assert main.step is not None and main.step.id == "sigmoid"
         assert main.step.title.startswith("复用输出的 sigmoid")
-        assert editor.text == text and "# mine" in editor.text   # the learner's text, unsaved edits too
+        assert editor.text == text and "# mine" in editor.text  # the learner's text, unsaved edits too
         assert editor.cursor_location == cursor
         assert "✘ 未通过" in banner() and "复用输出的 sigmoid" in banner(), banner()
         assert body() == reason and "gradient of x differs" in reason  # the runner's reason, as it came
@@ -211,7 +215,7 @@ def test_rich_text_breaks_chinese_between_characters_and_english_at_spaces() -> 
     console = Console(width=30, file=None, force_terminal=False)
     text = "自动微分（autograd）会记录每一个可微运算，backward() 则逆序遍历这份记录，逐个应用求导规则。"
     lines = [line.plain for line in Text(text).wrap(console, 30)]
-    assert "".join(lines) == text                                   # nothing lost or added
+    assert "".join(lines) == text  # nothing lost or added
     assert all(cell_len(line.rstrip()) <= 30 for line in lines)
     assert all(cell_len(line.rstrip()) >= 24 for line in lines[:-1])  # full lines, not ragged
     assert not any(line.startswith(("，", "。", "）")) for line in lines)
