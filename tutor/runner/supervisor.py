@@ -517,6 +517,11 @@ class Supervisor:
                 raise self._ref_broken(self._describe_end(ref.end))
             while self.compared[r] < min(len(ref.obs), len(mine.obs)):
                 i = self.compared[r]
+                if mine.obs[i][1] == "true" and mine.obs[i][3] is True and ref.obs[i][1] != "true":
+                    # A diagnostic fact the checker states only on the learner's path, and it
+                    # holds: it neither passes nor fails anything, so it is not paired.
+                    del mine.obs[i]
+                    continue
                 failure = self._compare(ref.obs[i], mine.obs[i])
                 self.compared[r] += 1
                 if failure:
@@ -566,6 +571,16 @@ class Supervisor:
     def _compare(self, ref: tuple[Any, ...], mine: tuple[Any, ...]) -> judging.Failure | None:
         _tag, kind, name, expected, options = ref
         _tag, my_kind, my_name, actual, _opts = mine
+        if my_kind == "true" and actual is not True:
+            # A fact that is false in the learner's run fails it, wherever the reference run
+            # was: checkers diagnose a wrong result on their own path ("lengths count PAD").
+            return (str(my_name), [])
+        if my_kind == kind and kind in ("close", "equal") and my_name != name:
+            # A name the checker built from the learner's result (its diagnosis): judge the
+            # value, and show the learner run's words when it is wrong.
+            failure = judging.judge(kind, str(my_name), actual, expected, options if isinstance(options, dict) else {})
+            if failure:
+                return failure
         if my_kind != kind or (kind != "true" and my_name != name):
             return (
                 _(
