@@ -61,12 +61,6 @@ class _Sources:
                 self._texts[path] = path.read_bytes().decode("utf-8")
             return self._texts[path]
 
-    def changed(self, path: Path) -> bool:
-        try:
-            return path.resolve().read_bytes().decode("utf-8") != self.text(path)
-        except (OSError, UnicodeDecodeError):
-            return True
-
     def for_exercise(self, exercise: Exercise) -> dict[str, Any]:
         return self.for_paths(Path(exercise.checker), Path(exercise.solution))
 

@@ -131,7 +131,7 @@ def kill_descendants(spare: set[int] = frozenset(), deadline_s: float = 2.0) -> 
 def reap_all(spare: set[int] = frozenset()) -> dict[int, int]:  # type: ignore[assignment]
     """Collect the exit status of every finished child except `spare`; never blocks."""
     statuses: dict[int, int] = {}
-    for c in children() + _zombies():
+    for c in children():
         if c in spare or c in statuses:
             continue
         try:
@@ -141,9 +141,3 @@ def reap_all(spare: set[int] = frozenset()) -> dict[int, int]:  # type: ignore[a
         if pid:
             statuses[pid] = status
     return statuses
-
-
-def _zombies() -> list[int]:
-    # /proc/PID/task/*/children lists zombies too on current kernels; this is a fallback that
-    # never blocks: waitpid(-1) would also take `spare` children.
-    return []

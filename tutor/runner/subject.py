@@ -184,19 +184,10 @@ def flush_all() -> None:
         pass
 
 
-def _trace(msg: str) -> None:
-    if os.environ.get("TUTOR_TRACE"):
-        import time
-
-        with open(os.environ["TUTOR_TRACE"], "a") as f:
-            f.write(f"{time.time():.3f} {os.getpid()} {msg}\n")
-
-
 def run_subject(
     request: RunRequest, sock: socket.socket, tmpdir: Path, role: str, rank: int = 0, world_size: int = 1
 ) -> None:
     """Run the check (or the plain program) and report; never returns (exits the process)."""
-    _trace(f"{role} start")
     channel = SocketChannel(sock, role)
     send = channel._send
     learner_path = Path(request.code)
@@ -243,14 +234,7 @@ def run_subject(
             learner_loader=load_learner,
             reference_loader=load_reference,
         )
-        _trace(f"{role} checker loaded")
-        if os.environ.get("TUTOR_PROFILE") and role == LEARNER:
-            import cProfile
-
-            cProfile.runctx("checker.check(ctx)", globals(), locals(), os.environ["TUTOR_PROFILE"])
-        else:
-            checker.check(ctx)
-        _trace(f"{role} checked")
+        checker.check(ctx)
         tampered = ctx.tampered()
         flush_all()
         if tampered:
@@ -303,7 +287,6 @@ def _summary(exc: BaseException) -> str:
 def start_child(request: RunRequest, sock: socket.socket, tmpdir: Path, role: str) -> None:
     """In a freshly forked child: isolate, then run. Never returns."""
     try:
-        _trace(f"{role} forked")
         os.setpgid(0, 0)
         sandbox.die_with_parent()
         if role == REFERENCE:
