@@ -145,10 +145,20 @@ class Progress:
                 return key
         except FileNotFoundError:
             pass
+        # Written whole under another name, then linked into place: a process that opens a new
+        # home at the same moment sees no key or the whole key, never half of one, and the
+        # first link wins.
         key = secrets.token_bytes(32)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        tmp = self.home / f"{KEY_NAME}.{os.getpid()}.tmp"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "wb") as f:
             f.write(key)
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            key = path.read_bytes()
+        finally:
+            tmp.unlink(missing_ok=True)
         return key
 
     def _seal(self, exercise: str, passed_at: float | None) -> str:
