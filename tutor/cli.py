@@ -429,8 +429,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         build_parser().print_help()
         return EXIT_USAGE
     try:
-        home = paths.home_dir(args.workspace)
-        i18n.set_language(i18n.resolve(args.lang, remembered=_remembered_language(home)))
+        home = paths.home_dir(args.workspace)  # the language was chosen by _early_language
         return COMMANDS[args.command](args, home)
     except UsageError as exc:
         err_console.print(f"tutor: {exc}", markup=False)
