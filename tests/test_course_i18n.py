@@ -138,10 +138,10 @@ def test_untranslated_names_every_field_still_in_english(chapter):
     "text,message",
     [
         ('[steps.outro]\ntitle = "结尾"\n', "steps.outro: no step 'outro' in 03-cpp-ops/lesson.toml"),
-        ('titel = "测试章"\n', "titel: unknown key; expected one of title, summary, steps"),
+        ('titel = "测试章"\n', "titel: unknown key; expected one of title, summary, steps, reasons"),
         (
             '[steps.intro]\ntitle = "介绍"\nhint = ["x"]\n',
-            "steps.intro.hint: unknown key; expected one of title, hints",
+            "steps.intro.hint: unknown key; expected one of title, hints, mistakes",
         ),
         (
             '[steps.intro]\nhints = ["a", "b", "c"]\n',

@@ -23,7 +23,7 @@ import math
 import time
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 import torch
 
@@ -85,7 +85,9 @@ class Context:
         world_size: int = 1,
         learner_loader: Callable[[], ModuleType] | None = None,
         reference_loader: Callable[[], ModuleType] | None = None,
+        reasons: Mapping[str, str] | None = None,
     ) -> None:
+        self._reasons = dict(reasons or {})
         self._learner = learner
         self._learner_loader = learner_loader
         self._reference = reference
@@ -222,6 +224,17 @@ class Context:
             self.channel.expect(kind + "_here", name, None, None, options)
         else:
             self.channel.expect(kind + "_here", name, (_portable(actual), _portable(expected)), None, options)
+
+    def t(self, message: str, /, **values: Any) -> str:
+        """`message` in the learner's language, with `{field}`s filled from `values`:
+        `ctx.expect(ok, ctx.t("{name} was not called", name=...))`. The translation comes from
+        the chapter's `i18n/<lang>.toml` `[reasons]` table (English text as the key); tensor and
+        API names belong in the values, so they stay as they are."""
+        template = self._reasons.get(message, message)
+        try:
+            return template.format(**values)
+        except (KeyError, IndexError, ValueError):
+            return message.format(**values)  # a broken translation never hides the reason
 
     def fail(self, reason: str, details: Sequence[str] = ()) -> None:
         raise CheckFailed(reason, details)

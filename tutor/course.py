@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 import re
+import string
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
@@ -645,8 +646,8 @@ def translation_file(directory: Path, lang: str) -> Path:
     return directory / I18N_DIR / f"{lang}.toml"
 
 
-_CHAPTER_KEYS = ("title", "summary", "steps")
-_STEP_KEYS = ("title", "hints")
+_CHAPTER_KEYS = ("title", "summary", "steps", "reasons")
+_STEP_KEYS = ("title", "hints", "mistakes")
 
 
 def _read_translation(directory: Path, lang: str) -> _Fields | None:
@@ -669,6 +670,11 @@ def _unknown_keys(f: _Fields, allowed: tuple[str, ...]) -> None:
             raise f.error(key, f"unknown key; expected one of {', '.join(allowed)}")
 
 
+def translate_chapter(chapter: Chapter, lang: str) -> Chapter:
+    """`chapter` (loaded in English) with its texts in `lang`, validated like `load_course`."""
+    return _translate(chapter, lang)
+
+
 def _translate(chapter: Chapter, lang: str) -> Chapter:
     """The chapter with its titles, summary and hints taken from i18n/<lang>.toml where
     present, validated against the English manifest."""
@@ -677,6 +683,7 @@ def _translate(chapter: Chapter, lang: str) -> Chapter:
     if top is not None:
         _unknown_keys(top, _CHAPTER_KEYS)
         table = top.get("steps", dict, {}, "a table of step ids")
+        reason_catalogue(chapter.directory, lang)  # validated on load: a broken field fails here
     by_id = {s.id: s for s in chapter.steps}
     for step_id in table:
         if step_id not in by_id:
@@ -706,14 +713,64 @@ def _translate(chapter: Chapter, lang: str) -> Chapter:
                 changes["title"] = sf.text("title")
             if "hints" in sf.table:
                 changes["hints"] = _translated_hints(sf, step)
+            if "mistakes" in sf.table:
+                changes["mistakes"] = _translated_mistakes(sf, step)
         if "title" not in changes:
             fallbacks.append("title")
         if isinstance(step, Exercise) and "hints" not in changes:
             fallbacks.append("hints")
+        if isinstance(step, Exercise) and step.mistakes and "mistakes" not in changes:
+            fallbacks.append("mistakes")
         steps.append(replace(step, fallbacks=tuple(fallbacks), **changes))
     return replace(
         chapter, title=title, summary=summary, steps=tuple(steps), language=lang, fallbacks=tuple(chapter_fallbacks)
     )
+
+
+def _translated_mistakes(f: _Fields, step: Step) -> tuple[Mistake, ...]:
+    """`mistakes = [{when = "...", hint = "..."}, ...]`, one per English [[steps.mistakes]] in
+    the same order: `when` is words of the reason as the checker says it in this language."""
+    if not isinstance(step, Exercise):
+        raise f.error("mistakes", f"only exercises have mistakes; {step.id!r} is a {step.kind} step")
+    tables = f.get("mistakes", list)
+    if len(tables) != len(step.mistakes):
+        raise f.error(
+            "mistakes",
+            f"has {len(tables)} entries, the English manifest has {len(step.mistakes)}; translate each one once",
+        )
+    out = []
+    for j, (table, english) in enumerate(zip(tables, step.mistakes)):
+        mf = _Fields(f.file, table, f"{f.name('mistakes')}[{j}]")
+        _unknown_keys(mf, ("when", "hint"))
+        out.append(replace(english, when=mf.text("when"), hint=mf.text("hint")))
+    return tuple(out)
+
+
+def reason_catalogue(directory: Path, lang: str) -> dict[str, str]:
+    """The chapter's checker reasons in `lang` (`[reasons]` of i18n/<lang>.toml): English
+    template -> translated template, with the same {fields}."""
+    f = _read_translation(directory, lang)
+    if f is None or "reasons" not in f.table:
+        return {}
+    table = f.get("reasons", dict, {}, "a table of English reason -> translation")
+    for key, value in table.items():
+        if not isinstance(value, str) or not value.strip():
+            raise LessonError(f.file, f"reasons.{key!r}", "must be a non-empty string")
+        if _fields_of(key) != _fields_of(value):
+            raise LessonError(
+                f.file,
+                f"reasons.{key!r}",
+                f"uses the fields {sorted(_fields_of(value))}, the English uses {sorted(_fields_of(key))}",
+            )
+    return dict(table)
+
+
+def _fields_of(template: str) -> set[str]:
+    """The {field} names of a str.format template (a broken template has none we can trust)."""
+    try:
+        return {name for _, name, _, _ in string.Formatter().parse(template) if name}
+    except ValueError:
+        return {"<malformed>"}
 
 
 def _translated_hints(f: _Fields, step: Step) -> tuple[str, ...]:

@@ -24,7 +24,7 @@ from markdown_it.token import Token
 from rich.console import Console
 from rich.table import Table
 
-from tutor import paths
+from tutor import i18n, paths, reason_lint
 from tutor.headless import STATUS_STYLE, run_checks
 from tutor.course import (
     DEFAULT_LANGUAGE,
@@ -34,6 +34,9 @@ from tutor.course import (
     available_languages,
     code_blocks,
     load_course,
+    reason_catalogue,
+    translate_chapter,
+    translation_file,
 )
 from tutor.runner.client import Runner
 from tutor.workspace import Workspace
@@ -169,6 +172,33 @@ def translation_problems(course: Course) -> list[str]:
                         f"{where}python block {i}: differs from guide/{DEFAULT_LANGUAGE}/{english.name} "
                         f"{_first_difference(mine.code, theirs.code)}; copy the English block unchanged"
                     )
+    return problems
+
+
+def reason_problems(course: Course) -> list[str]:
+    """Every reason a checker composes goes through ctx.t and has a translation in each
+    language the chapter is translated to; every translated mistake can be reached."""
+    problems = []
+    for chapter in course.chapters:
+        catalogues = {
+            lang: reason_catalogue(chapter.directory, lang)
+            for lang in available_languages(chapter.directory.parent)
+            if lang != DEFAULT_LANGUAGE and translation_file(chapter.directory, lang).exists()
+        }
+        checks = sorted((chapter.directory / "checks").glob("*.py"))
+        if checks:
+            problems += reason_lint.reason_problems(checks, catalogues, chapter.directory.parent.parent)
+        for lang, table in catalogues.items():
+            translated = translate_chapter(chapter, lang)
+            used = {r.text for path in checks for r in reason_lint.translatable(path.read_text("utf-8"), path)}
+            templates = [v for k, v in table.items() if k in used] + list(i18n.catalogue(lang).values())
+            for e in translated.exercises:
+                for j, m in enumerate(e.mistakes):
+                    if "mistakes" not in e.fallbacks and not reason_lint.mistake_reachable(m.when, templates):
+                        problems.append(
+                            f"{chapter.slug}/i18n/{lang}.toml: steps.{e.id}.mistakes[{j}].when {m.when!r} "
+                            f"is in no {lang} reason, so its hint would never be offered"
+                        )
     return problems
 
 
@@ -315,7 +345,11 @@ def dev_check(
     report = Report(
         problems=[
             p
-            for p in static_problems(course) + translation_problems(course) + i18n_problems + emphasis_problems(course)
+            for p in static_problems(course)
+            + translation_problems(course)
+            + reason_problems(course)
+            + i18n_problems
+            + emphasis_problems(course)
             if not chapters or any(c.slug in p for c in wanted)
         ],
         warnings=[

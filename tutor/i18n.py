@@ -67,6 +67,11 @@ def _table(lang: str) -> dict[str, str]:
         return _tables[lang]
 
 
+def catalogue(lang: str) -> dict[str, str]:
+    """tutor's own messages in `lang`: English -> translation (empty for English)."""
+    return dict(_table(lang)) if lang in LANGUAGES and lang != "en" else {}
+
+
 def _read_po(path: Path) -> dict[str, str]:
     if not path.exists():
         return {}

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from tutor import i18n, paths
-from tutor.course import Exercise
+from tutor.course import DEFAULT_LANGUAGE, Exercise, LessonError, reason_catalogue
 from tutor.i18n import _
 from tutor.runner import sandbox
 from tutor.runner.protocol import CANCELLED, ERROR, SKIPPED, TIMEOUT, Event, RunRequest, Verdict
@@ -47,6 +47,7 @@ class _Sources:
 
     def __init__(self) -> None:
         self._texts: dict[Path, str] = {}
+        self._reasons: dict[tuple[Path, str], dict[str, str]] = {}
         self._lock = threading.Lock()
 
     def preload(self, root: Path) -> None:
@@ -70,7 +71,25 @@ class _Sources:
             for p in sorted(checker.parent.glob("*.py"))
             if p.resolve() != checker.resolve()
         }
-        return {"checker": self.text(checker), "solution": self.text(solution), "helpers": helpers}
+        return {
+            "checker": self.text(checker),
+            "solution": self.text(solution),
+            "helpers": helpers,
+            "reasons": self.reasons(checker.parent.parent, i18n.language()),
+        }
+
+    def reasons(self, chapter_dir: Path, lang: str) -> dict[str, str]:
+        """The chapter's checker reasons in `lang` (read once, like the sources)."""
+        if lang == DEFAULT_LANGUAGE:
+            return {}
+        key = (chapter_dir.resolve(), lang)
+        with self._lock:
+            if key not in self._reasons:
+                try:
+                    self._reasons[key] = reason_catalogue(chapter_dir, lang)
+                except LessonError:
+                    self._reasons[key] = {}  # `tutor dev check` names the broken entry; reasons stay English
+            return self._reasons[key]
 
 
 _SOURCES = _Sources()

@@ -233,6 +233,7 @@ def run_subject(
             world_size=world_size,
             learner_loader=load_learner,
             reference_loader=load_reference,
+            reasons=sources.get("reasons") or {},
         )
         checker.check(ctx)
         tampered = ctx.tampered()

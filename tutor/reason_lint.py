@@ -1,0 +1,107 @@
+"""Checker reasons that a learner reads in their own language: the static rules.
+
+A checker writes every reason it composes through `ctx.t("English {field}", field=...)`; the
+chapter's `i18n/<lang>.toml` `[reasons]` table maps that English template to the translation.
+These rules (run by `tutor dev check`, no torch needed) find reasons written as a bare string
+or f-string, English templates with no translation, translations nobody uses any more, and
+translated mistakes whose words no translated reason contains (their hint would never show).
+"""
+
+from __future__ import annotations
+
+import ast
+import string
+from dataclasses import dataclass
+from pathlib import Path
+
+# The Context methods whose argument is a reason the learner reads: (method, argument index).
+_REASON_ARGS = {"expect": 1, "fail": 0}
+
+
+@dataclass(frozen=True)
+class Reason:
+    file: Path
+    line: int
+    text: str
+
+
+def translatable(source: str, file: Path) -> list[Reason]:
+    """Every literal `X.t("...")` template in a checker source, in order."""
+    out = []
+    for node in ast.walk(ast.parse(source, str(file))):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "t"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
+            out.append(Reason(file, node.lineno, node.args[0].value))
+    return out
+
+
+def bare_reasons(source: str, file: Path) -> list[Reason]:
+    """Reasons passed to `ctx.expect`/`ctx.fail` as a string or f-string, not through `ctx.t`:
+    they would stay English in every language."""
+    out = []
+    for node in ast.walk(ast.parse(source, str(file))):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+            continue
+        index = _REASON_ARGS.get(node.func.attr)
+        if index is None or len(node.args) <= index:
+            continue
+        arg = node.args[index]
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, str) or isinstance(arg, ast.JoinedStr):
+            out.append(Reason(file, arg.lineno, ast.unparse(arg)[:80]))
+    return out
+
+
+def reason_problems(checker_files: list[Path], catalogues: dict[str, dict[str, str]], relative: Path) -> list[str]:
+    """Problems with one chapter's reasons: `checker_files` are its checks/*.py, `catalogues`
+    its `[reasons]` table per translated language."""
+    problems = []
+    used: set[str] = set()
+    for path in checker_files:
+        source = path.read_text(encoding="utf-8")
+        where = path.relative_to(relative)
+        for r in bare_reasons(source, path):
+            problems.append(
+                f"{where}:{r.line}: the reason {r.text} is not written through ctx.t(...), so it cannot be translated"
+            )
+        for r in translatable(source, path):
+            used.add(r.text)
+            for lang, table in sorted(catalogues.items()):
+                if r.text not in table:
+                    problems.append(f"{where}:{r.line}: reason not translated to {lang}: {r.text[:80]!r}")
+    for lang, table in sorted(catalogues.items()):
+        for english in table:
+            if english not in used:
+                problems.append(
+                    f"{checker_files[0].parent.parent.relative_to(relative)}/i18n/{lang}.toml: "
+                    f"[reasons] {english[:60]!r} is used by no checker; remove it"
+                )
+    return problems
+
+
+def literal_parts(template: str) -> list[str]:
+    """The text of a format template between its {fields}: the words a reason always shows."""
+    parts = []
+    for literal, *_ in _parse(template):
+        if literal.strip():
+            parts.append(literal)
+    return parts
+
+
+def _parse(template: str) -> list[tuple[str, str | None, str | None, str | None]]:
+    try:
+        return list(string.Formatter().parse(template))
+    except ValueError:
+        return [(template, None, None, None)]
+
+
+def mistake_reachable(when: str, templates: list[str]) -> bool:
+    """A translated mistake's `when` words can appear in a translated reason: they lie inside
+    the fixed text of one of the templates (the values between fields are unknown here)."""
+    folded = when.casefold()
+    return any(folded in part.casefold() for t in templates for part in literal_parts(t))
