@@ -41,6 +41,7 @@ REPO = Path(__file__).resolve().parents[1]
 # CPU time (time.process_time) at the end of each stage of a child, in order; the parent prints
 # the median of each stage's share, so the excess over the hello app can be located.
 STAGES: list[tuple[str, float]] = []
+_PROFILE: Any = None
 
 
 def stage(name: str) -> None:
@@ -48,6 +49,9 @@ def stage(name: str) -> None:
 
 
 def report(out: str) -> None:
+    if _PROFILE is not None:  # BENCH_PROFILE=file: where the CPU went, for pstats
+        _PROFILE.disable()
+        _PROFILE.dump_stats(os.environ["BENCH_PROFILE"])
     stages = " ".join(f"{name}={cpu!r}" for name, cpu in STAGES)
     Path(out).write_text(f"{time.time()} {'torch' in sys.modules} {time.process_time()} {stages}")
 
@@ -76,7 +80,14 @@ def child_hello(out: str) -> None:
 
 
 def child_tutor(out: str, chapter: str) -> None:
+    global _PROFILE
     stage("python")
+    if os.environ.get("BENCH_PROFILE"):
+        import cProfile
+
+        _PROFILE = cProfile.Profile()
+        if not os.environ.get("BENCH_PROFILE_FRAME"):  # =1: only from the mount to the paint
+            _PROFILE.enable()
     import tutor.cli as cli
     import tutor.ui.app as ui_app
     from tutor.ui.screens.main import MainScreen
@@ -97,6 +108,8 @@ def child_tutor(out: str, chapter: str) -> None:
     async def timed_mount(self: MainScreen) -> None:
         await mount(self)
         stage("compose+mount")
+        if _PROFILE is not None and os.environ.get("BENCH_PROFILE_FRAME"):
+            _PROFILE.enable()
 
     cli._start_course = timed_load  # type: ignore[assignment]
     ui_app.TutorApp.run = timed_run  # type: ignore[method-assign,assignment]

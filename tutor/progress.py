@@ -14,11 +14,8 @@ Plain Python: no torch, no Textual.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import os
-import secrets
 import sqlite3
 import time
 from dataclasses import dataclass
@@ -148,6 +145,8 @@ class Progress:
         # Written whole under another name, then linked into place: a process that opens a new
         # home at the same moment sees no key or the whole key, never half of one, and the
         # first link wins.
+        import secrets  # only when a new home gets its key
+
         key = secrets.token_bytes(32)
         tmp = self.home / f"{KEY_NAME}.{os.getpid()}.tmp"
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -162,10 +161,15 @@ class Progress:
         return key
 
     def _seal(self, exercise: str, passed_at: float | None) -> str:
+        import hashlib  # here: the first paint of `tutor start` does not need them
+        import hmac
+
         return hmac.new(self._key, f"{exercise}|{passed_at!r}".encode(), hashlib.sha256).hexdigest()
 
     def _sealed(self, row: sqlite3.Row) -> bool:
         seal = row["seal"] if "seal" in row.keys() else None
+        import hmac
+
         return isinstance(seal, str) and hmac.compare_digest(seal, self._seal(row["exercise"], row["passed_at"]))
 
     def _open(self) -> sqlite3.Connection:

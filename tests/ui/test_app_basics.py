@@ -272,12 +272,3 @@ async def test_finished_passage_runs_with_the_run_key_and_shows_output(make_app,
         assert saved.read_text() == typealong.typed_text
         assert app.main.query_one("#results").display
         assert "hello from the passage" in text_of(app.main.query_one("#results-body"))
-
-
-async def test_passage_without_typealong_shows_code_read_only(make_app, monkeypatch) -> None:
-    monkeypatch.setitem(sys.modules, "tutor.ui.widgets.typealong", None)  # import fails
-    app = make_app(step_id="first-function")
-    async with app.run_test() as pilot:
-        await pilot.pause()
-        code = app.main.query_one("#passage-code")
-        assert code.read_only and "class Double" in code.text

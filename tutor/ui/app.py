@@ -22,7 +22,6 @@ from tutor.progress import Progress, ProgressError
 from tutor.ui.messages import RunnerFailed, RunnerReady, post
 from tutor.ui.screens.main import MainScreen
 from tutor.ui.status import Snapshot, chapter_label, chapter_progress_label
-from tutor.ui.widgets.editor import CodeEditor
 from tutor.workspace import Workspace
 
 if TYPE_CHECKING:  # the client module is imported on first use, off the first paint
@@ -167,6 +166,8 @@ class TutorApp(App[int]):
             tooltip=N_("Search every command"),
             id="command-palette",
         )
+        from tutor.ui.widgets.editor import CodeEditor  # loads after the first paint
+
         found = [*CodeEditor.BINDINGS, *MainScreen.BINDINGS, palette, *self.BINDINGS]
         # MainScreen lists footer bindings twice (shown / hidden twin): list each key once.
         return [b for b in found if isinstance(b, Binding) and b.description and not (b.id or "").endswith("-any")]
@@ -189,7 +190,7 @@ class TutorApp(App[int]):
             yield SystemCommand(
                 _("Wrap long lines") + " (f3)",
                 _("Soft-wrap long lines in the editor on/off"),
-                lambda: screen.query_one("#editor", CodeEditor).action_toggle_wrap(),
+                lambda: screen._editor().action_toggle_wrap(),
             )
 
     def switch_language(self, lang: str) -> None:

@@ -11,6 +11,7 @@ in place of Rich's; text without wide characters takes Rich's own path, unchange
 
 from __future__ import annotations
 
+import functools
 import re
 
 import rich._wrap
@@ -24,7 +25,14 @@ _HAS_WIDE = re.compile(f"[{_WIDE}]")
 # A unit: one wide character or a run of other non-space characters, with the opening
 # punctuation before it and the closing punctuation after it, then its trailing spaces.
 _O, _C = re.escape(_OPEN), re.escape(_CLOSE)
-_UNIT = re.compile(rf"\s*[{_O}]*(?:[{_WIDE}]|[^\s{_WIDE}{_O}]+?(?=[\s{_WIDE}{_O}]|$))[{_C}]*\s*")
+_UNIT_PATTERN = rf"\s*[{_O}]*(?:[{_WIDE}]|[^\s{_WIDE}{_O}]+?(?=[\s{_WIDE}{_O}]|$))[{_C}]*\s*"
+
+
+@functools.cache
+def _unit() -> re.Pattern[str]:
+    # Compiled on the first wide text (~5 ms): an English session never pays for it.
+    return re.compile(_UNIT_PATTERN)
+
 
 _rich_divide_line = rich._wrap.divide_line
 
@@ -38,7 +46,7 @@ def divide_line(text: str, width: int, fold: bool = True) -> list[int]:
     offset = 0  # cells used on the current line
     position = 0
     while position < len(text):
-        match = _UNIT.match(text, position)
+        match = _unit().match(text, position)
         if match is None or match.end() == position:  # cannot happen; never loop forever
             break
         start, end = match.span()

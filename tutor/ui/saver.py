@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from functools import partial
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from textual.timer import Timer
 from textual.widget import Widget
@@ -19,8 +19,10 @@ from tutor.progress import Progress, ProgressError
 from tutor.ui.autosave import Debouncer, EditorFile
 from tutor.ui.messages import SaveDone, post
 from tutor.ui.screens.confirm import ConfirmScreen
-from tutor.ui.widgets.editor import CodeEditor
 from tutor.workspace import WorkspaceError
+
+if TYPE_CHECKING:  # the editor module loads after the first paint
+    from tutor.ui.widgets.editor import CodeEditor
 
 
 class Saver:

@@ -31,36 +31,38 @@ _EXCERPT_LINE = re.compile(r"^\s*(\d+) \|")
 _SOURCES = ("main.cpp", "cuda.cu")
 
 
-def load_learner(ctx: Any, phase: str = "building your C++ extension…") -> ModuleType:
+def load_learner(ctx: Any, phase: str | None = None) -> ModuleType:
     """Import (= build) the learner's module, timed as `build_s`; a build error fails the check
-    with the first compiler error, located in the learner's file."""
+    with the first compiler error, located in the learner's file. Every reason goes through
+    `ctx.t`, so the chapter's `[reasons]` table translates it."""
     try:
-        return ctx.load_learner(phase)
+        return ctx.load_learner(phase or ctx.t("building your C++ extension…"))
     except RuntimeError as exc:
         text = str(exc)
         if "Error building extension" not in text:
             raise
-        _print_log(text)
-        reason, details = explain_build_error(text, ctx.learner_path)
+        _print_log(ctx, text)
+        reason, details = explain_build_error(ctx, text, ctx.learner_path)
         ctx.fail(reason, details)
     except ImportError as exc:
         text = str(exc)
         if "undefined symbol" not in text:
             raise
         symbol = text.rsplit("undefined symbol:", 1)[1].strip()
-        ctx.fail(f"your extension compiled but does not load: `{_demangle(symbol)}` is used but never "
-                 "defined (is the definition's name or parameter list different from its declaration?)",
+        ctx.fail(ctx.t("your extension compiled but does not load: `{symbol}` is used but never defined "
+                       "(is the definition's name or parameter list different from its declaration?)",
+                       symbol=_demangle(symbol)),
                  [text.splitlines()[0]])
     raise AssertionError("unreachable")  # pragma: no cover - ctx.fail raises
 
 
-def explain_build_error(log: str, learner_path: Path | None) -> tuple[str, list[str]]:
+def explain_build_error(ctx: Any, log: str, learner_path: Path | None) -> tuple[str, list[str]]:
     """(reason, details) for a failed build log, pointing at the learner's line where possible."""
     errors = sorted([m for m in _GCC_ERROR.finditer(log)] + [m for m in _NVCC_ERROR.finditer(log)],
                     key=lambda m: m.start())
     if not errors:
         tail = [line for line in log.splitlines() if line.strip()][-6:]
-        return ("your extension did not build (the compiler output is in the output panel)", tail)
+        return (ctx.t("your extension did not build (the compiler output is in the output panel)"), tail)
     first = errors[0]
     message = first.group("msg").strip()
     file, line = first.group("file"), int(first.group("line"))
@@ -70,38 +72,39 @@ def explain_build_error(log: str, learner_path: Path | None) -> tuple[str, list[
         notes = list(_REQUIRED_FROM.finditer(log, 0, first.start())) or list(_REQUIRED_FROM.finditer(log))
         if notes:
             file, line = notes[-1].group("file"), int(notes[-1].group("line"))
-    where, source_line, offset = _locate(Path(file), line, learner_path)
+    where, source_line, offset = _locate(ctx, Path(file), line, learner_path)
     more = len(errors) - 1
     excerpt = _context_after(log, first.end(), offset)
     details = [] if excerpt or source_line is None else [f"    {source_line.strip()}"]
     details += excerpt
     if more:
-        details.append(f"({more} more error{'s' if more > 1 else ''} after this one; fix the first one first: "
-                       "later errors are often caused by it. The full log is in the output panel.)")
-    return (f"your code does not compile: {where}: error: {message}", details)
+        details.append(ctx.t("({more} more error(s) after this one; fix the first one first: later errors are "
+                             "often caused by it. The full log is in the output panel.)", more=more))
+    return (ctx.t("your code does not compile: {where}: error: {message}", where=where, message=message), details)
 
 
-def _locate(generated: Path, line: int, learner_path: Path | None) -> tuple[str, str | None, int]:
+def _locate(ctx: Any, generated: Path, line: int, learner_path: Path | None) -> tuple[str, str | None, int]:
     """Where a line of the generated main.cpp/cuda.cu is in the learner's .py file, its text, and
     the offset from generated to learner line numbers (0 when it could not be mapped)."""
     try:
         gen_lines = generated.read_text(encoding="utf-8", errors="replace").splitlines()
         text = gen_lines[line - 1]
     except (OSError, IndexError):
-        return (f"{generated.name} line {line}", None, 0)
+        return (ctx.t("{file} line {line}", file=generated.name, line=line), None, 0)
     if "m.def(" in text or "PYBIND11_MODULE" in text:
-        return ("in the Python bindings load_inline generated for `functions=[...]` (is every name in "
-                "functions= a C++ function defined with exactly that name?)", text, 0)
+        return (ctx.t("in the Python bindings load_inline generated for `functions=[...]` (is every name in "
+                      "functions= a C++ function defined with exactly that name?)"), text, 0)
     if learner_path is None:
-        return (f"{generated.name} line {line}", text, 0)
+        return (ctx.t("{file} line {line}", file=generated.name, line=line), text, 0)
     try:
         mine = learner_path.read_text(encoding="utf-8", errors="replace").splitlines()
     except OSError:
-        return (f"{generated.name} line {line}", text, 0)
+        return (ctx.t("{file} line {line}", file=generated.name, line=line), text, 0)
     target = text.rstrip()
     candidates = [i for i, t in enumerate(mine) if t.rstrip() == target]
     if not candidates or not target.strip():
-        return (f"line {line} of the {'CUDA' if generated.suffix == '.cu' else 'C++'} source", text, 0)
+        return (ctx.t("line {line} of the {language} source", line=line,
+                      language="CUDA" if generated.suffix == ".cu" else "C++"), text, 0)
 
     def score(i: int) -> int:  # how many neighbouring lines agree too
         n = 0
@@ -112,7 +115,7 @@ def _locate(generated: Path, line: int, learner_path: Path | None) -> tuple[str,
         return n
 
     best = max(candidates, key=score)
-    return (f"line {best + 1} of your file", text, best + 1 - line)
+    return (ctx.t("line {line} of your file", line=best + 1), text, best + 1 - line)
 
 
 def _context_after(log: str, pos: int, offset: int, limit: int = 6) -> list[str]:
@@ -135,14 +138,14 @@ def _context_after(log: str, pos: int, offset: int, limit: int = 6) -> list[str]
     return out
 
 
-def _print_log(log: str) -> None:
+def _print_log(ctx: Any, log: str) -> None:
     """Put the compiler's messages (without the long command lines) in the output panel."""
     keep = [line for line in log.splitlines()
             if not line.lstrip().startswith(("c++ ", "g++ ", "/usr/bin/c++", "nvcc ", "/usr/local/cuda"))
             and "-DTORCH_EXTENSION_NAME" not in line]
-    print("Your extension did not build. The compiler said (main.cpp is your C++ source string as load_inline "
-          "saved it, cuda.cu your CUDA one; the check's reason gives the line in your own file):\n"
-          + "\n".join(keep), file=sys.stdout, flush=True)
+    print(ctx.t("Your extension did not build. The compiler said (main.cpp is your C++ source string as "
+                "load_inline saved it, cuda.cu your CUDA one; the check's reason gives the line in your own file):")
+          + "\n" + "\n".join(keep), file=sys.stdout, flush=True)
 
 
 def _demangle(symbol: str) -> str:

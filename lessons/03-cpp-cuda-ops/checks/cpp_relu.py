@@ -21,47 +21,49 @@ def _helpers():
 
 
 def check(ctx):
-    mine = _helpers().load_learner(ctx, "building your C++ extension…")
+    mine = _helpers().load_learner(ctx, ctx.t("building your C++ extension…"))
 
     n = lambda: ctx.choice([1, 2, 7, 33, 129])  # noqa: E731 - awkward sizes
     shapes = [(n(),), (n(), n()), (n(), n(), n()), (0, n()), (1000,)]
-    for trial in ctx.trials(len(shapes), "values, trial"):
+    for trial in ctx.trials(len(shapes), ctx.t("values, trial")):
         x = ctx.randn(*shapes[trial], scale=3.0)
         out = ctx.no_mutation(mine.relu, x)
-        ctx.expect_close(f"relu(x) for x of shape {tuple(x.shape)}", out, torch.relu(x))
+        ctx.expect_close(ctx.t("relu(x) for x of shape {shape}", shape=tuple(x.shape)), out, torch.relu(x))
 
     # Extremes: exact zeros (both signs), +-inf, NaN (torch.relu keeps NaN), huge magnitudes.
-    ctx.phase("values at the extremes")
+    ctx.phase(ctx.t("values at the extremes"))
     special = torch.tensor([0.0, -0.0, float("inf"), float("-inf"), float("nan"), 3e38, -3e38, 1e-45, -1e-45])
     x = torch.cat([special, ctx.randn(23, scale=3.0)])[torch.randperm(32, generator=ctx.generator)]
     # (ctx.no_mutation compares with ==, and NaN != NaN: compare NaN-aware here instead.)
     before, version = x.clone(), x._version
     out = mine.relu(x)
     same = bool(((x == before) | (x.isnan() & before.isnan())).all())
-    ctx.expect(x._version == version and same, "your function changed its input #1 in place")
+    ctx.expect(x._version == version and same, ctx.t("your function changed its input #{number} in place", number=1))
     expected = torch.relu(x)
     ctx.expect(isinstance(out, torch.Tensor) and out.shape == x.shape,
-               f"relu(x) returned {type(out).__name__} of shape {tuple(getattr(out, 'shape', ()))} for x of shape (32,)")
-    ctx.expect_equal("where relu(x) is NaN, for x with NaN, +-inf and zeros (torch.relu keeps NaN as NaN)",
+               ctx.t("relu(x) returned {kind} of shape {shape} for x of shape (32,)",
+                     kind=type(out).__name__, shape=tuple(getattr(out, "shape", ()))))
+    ctx.expect_equal(ctx.t("where relu(x) is NaN, for x with NaN, +-inf and zeros (torch.relu keeps NaN as NaN)"),
                      torch.isnan(out), torch.isnan(expected))
-    ctx.expect_close("relu(x) for x with NaN, +-inf, zeros and huge values", out, expected)
+    ctx.expect_close(ctx.t("relu(x) for x with NaN, +-inf, zeros and huge values"), out, expected)
 
     rows, cols = ctx.choice([3, 17, 64]), ctx.choice([5, 31, 100])
     layouts = [
-        ("a transposed (non-contiguous) x", lambda: ctx.randn(rows, cols, noncontiguous=True)),
-        ("a strided slice x[:, ::2] (non-contiguous, with gaps)", lambda: ctx.randn(rows, 2 * cols)[:, ::2]),
-        ("an expanded x (stride 0: one row seen many times)", lambda: ctx.randn(1, cols).expand(rows, cols)),
+        (ctx.t("a transposed (non-contiguous) x"), lambda: ctx.randn(rows, cols, noncontiguous=True)),
+        (ctx.t("a strided slice x[:, ::2] (non-contiguous, with gaps)"), lambda: ctx.randn(rows, 2 * cols)[:, ::2]),
+        (ctx.t("an expanded x (stride 0: one row seen many times)"), lambda: ctx.randn(1, cols).expand(rows, cols)),
     ]
-    for i in ctx.trials(len(layouts), "memory layouts, trial"):
+    for i in ctx.trials(len(layouts), ctx.t("memory layouts, trial")):
         what, make = layouts[i]
         x = make()
-        ctx.expect_close(f"relu(x) for {what}", mine.relu(x), torch.relu(x))
+        ctx.expect_close(ctx.t("relu(x) for {what}", what=what), mine.relu(x), torch.relu(x))
 
-    ctx.phase("checking that bad input is rejected")
+    ctx.phase(ctx.t("checking that bad input is rejected"))
     for dtype in (torch.float64, torch.int64):
         x = ctx.randn(4, 5).to(dtype)
-        ctx.expect_raises(f"relu of a {str(dtype).replace('torch.', '')} tensor should raise an error",
+        ctx.expect_raises(ctx.t("relu of a {dtype} tensor should raise an error",
+                                dtype=str(dtype).replace("torch.", "")),
                           lambda: mine.relu(x), (RuntimeError, TypeError), match="float32")
     meta = torch.empty(4, 5, device="meta")
-    ctx.expect_raises("relu of a tensor that is not on the CPU (here: on the `meta` device) should raise an error",
+    ctx.expect_raises(ctx.t("relu of a tensor that is not on the CPU (here: on the `meta` device) should raise an error"),
                       lambda: mine.relu(meta), (RuntimeError, TypeError), match="cpu")

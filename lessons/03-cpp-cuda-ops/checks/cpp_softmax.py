@@ -26,67 +26,75 @@ def _call(ctx, fn, x, what):
         return fn(x)
     except Exception as exc:  # noqa: BLE001 - reported to the learner
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        hint = ""
         if x.dtype == torch.float64:
-            hint = (" Dispatch on the dtype with AT_DISPATCH_FLOATING_TYPES(input.scalar_type(), \"softmax\", "
-                    "[&] { ... }) and use scalar_t inside, so float32 and float64 both work.")
-        ctx.fail(f"softmax(x) raised {type(exc).__name__} for {what}: {first}.{hint}")
+            ctx.fail(ctx.t("softmax(x) raised {error} for {what}: {message}. Dispatch on the dtype with "
+                           "AT_DISPATCH_FLOATING_TYPES(input.scalar_type(), \"softmax\", [&] {{ ... }}) and use "
+                           "scalar_t inside, so float32 and float64 both work.",
+                           error=type(exc).__name__, what=what, message=first))
+        ctx.fail(ctx.t("softmax(x) raised {error} for {what}: {message}.",
+                       error=type(exc).__name__, what=what, message=first))
 
 
 def check(ctx):
-    mine = _helpers().load_learner(ctx, "building your C++ extension…")
+    mine = _helpers().load_learner(ctx, ctx.t("building your C++ extension…"))
     f32, f64 = torch.float32, torch.float64
 
     cases = [
         # (description, rows, cols, scale, dtype, non-contiguous)
-        ("a single column", ctx.choice([1, 3]), 1, 1.0, f32, False),
-        ("a small float32 x", ctx.choice([7, 64]), ctx.choice([33, 129]), 3.0, f32, False),
-        ("a single row", 1, ctx.choice([5, 100]), 3.0, f32, False),
-        ("many short rows", 257, ctx.choice([2, 5]), 10.0, f32, False),
-        ("long rows", ctx.choice([4, 9]), 4097, 1.0, f32, False),
-        ("a float64 x", ctx.choice([13, 40]), ctx.choice([77, 300]), 5.0, f64, False),
-        ("a transposed (non-contiguous) x", ctx.choice([31, 64]), ctx.choice([45, 100]), 3.0, f32, True),
-        ("no rows", 0, ctx.choice([3, 8]), 1.0, f32, False),
+        (ctx.t("a single column"), ctx.choice([1, 3]), 1, 1.0, f32, False),
+        (ctx.t("a small float32 x"), ctx.choice([7, 64]), ctx.choice([33, 129]), 3.0, f32, False),
+        (ctx.t("a single row"), 1, ctx.choice([5, 100]), 3.0, f32, False),
+        (ctx.t("many short rows"), 257, ctx.choice([2, 5]), 10.0, f32, False),
+        (ctx.t("long rows"), ctx.choice([4, 9]), 4097, 1.0, f32, False),
+        (ctx.t("a float64 x"), ctx.choice([13, 40]), ctx.choice([77, 300]), 5.0, f64, False),
+        (ctx.t("a transposed (non-contiguous) x"), ctx.choice([31, 64]), ctx.choice([45, 100]), 3.0, f32, True),
+        (ctx.t("no rows"), 0, ctx.choice([3, 8]), 1.0, f32, False),
     ]
-    for i in ctx.trials(len(cases), "values, trial"):
+    for i in ctx.trials(len(cases), ctx.t("values, trial")):
         what, rows, cols, scale, dtype, strided = cases[i]
         x = ctx.randn(rows, cols, scale=scale, dtype=dtype, noncontiguous=strided)
-        out = _call(ctx, lambda t: ctx.no_mutation(mine.softmax, t), x, f"{what} of shape {(rows, cols)}")
-        ctx.expect_close(f"softmax(x) for {what} of shape {(rows, cols)}", out, torch.softmax(x, dim=1))
+        described = ctx.t("{what} of shape {shape}", what=what, shape=(rows, cols))
+        out = _call(ctx, lambda t: ctx.no_mutation(mine.softmax, t), x, described)
+        ctx.expect_close(ctx.t("softmax(x) for {what}", what=described), out, torch.softmax(x, dim=1))
 
     large = [
-        ("values of size ~1000 (x * 1000)", lambda: ctx.randn(ctx.choice([8, 33]), ctx.choice([50, 1000]),
-                                                             scale=1000.0)),
-        ("every value near 1000 (x + 1000)", lambda: ctx.randn(ctx.choice([5, 16]), ctx.choice([20, 333])) + 1000.0),
-        ("every value near -1000 (x - 1000)", lambda: ctx.randn(ctx.choice([5, 16]), ctx.choice([20, 333])) - 1000.0),
+        (ctx.t("values of size ~1000 (x * 1000)"),
+         lambda: ctx.randn(ctx.choice([8, 33]), ctx.choice([50, 1000]), scale=1000.0)),
+        (ctx.t("every value near 1000 (x + 1000)"),
+         lambda: ctx.randn(ctx.choice([5, 16]), ctx.choice([20, 333])) + 1000.0),
+        (ctx.t("every value near -1000 (x - 1000)"),
+         lambda: ctx.randn(ctx.choice([5, 16]), ctx.choice([20, 333])) - 1000.0),
     ]
-    for i in ctx.trials(len(large), "large values, trial"):
+    for i in ctx.trials(len(large), ctx.t("large values, trial")):
         what, make = large[i]
         x = make()
-        out = _call(ctx, mine.softmax, x, f"an input with {what}")
+        described = ctx.t("an input with {what}", what=what)
+        out = _call(ctx, mine.softmax, x, described)
         if isinstance(out, torch.Tensor) and out.is_floating_point():
             bad = int((~torch.isfinite(out)).sum())
-            ctx.expect(bad == 0, f"softmax(x) for an input with {what} has {bad} NaN or inf values: exp() "
-                                 "overflowed. Subtract each row's max first: exp(x - max) is at most 1")
-        ctx.expect_close(f"softmax(x) for an input with {what}", out, torch.softmax(x, dim=1))
+            ctx.expect(bad == 0, ctx.t("softmax(x) for {what} has {bad} NaN or inf values: exp() overflowed. "
+                                       "Subtract each row's max first: exp(x - max) is at most 1",
+                                       what=described, bad=bad))
+        ctx.expect_close(ctx.t("softmax(x) for {what}", what=described), out, torch.softmax(x, dim=1))
 
     # Masked positions: -inf entries get probability 0 and leave the rest a proper softmax.
-    ctx.phase("values at the extremes")
+    ctx.phase(ctx.t("values at the extremes"))
     x = ctx.randn(6, 9, scale=3.0)
     x[torch.rand(6, 9, generator=ctx.generator) < 0.3] = float("-inf")
     x[:, 0] = ctx.randn(6)  # every row keeps a finite value
-    out = _call(ctx, mine.softmax, x, "an input with -inf entries (masked positions)")
-    ctx.expect_close("softmax(x) for an input with -inf entries (masked positions: probability 0)",
+    out = _call(ctx, mine.softmax, x, ctx.t("an input with -inf entries (masked positions)"))
+    ctx.expect_close(ctx.t("softmax(x) for an input with -inf entries (masked positions: probability 0)"),
                      out, torch.softmax(x, dim=1))
 
-    ctx.phase("checking that bad input is rejected")
+    ctx.phase(ctx.t("checking that bad input is rejected"))
     x3 = ctx.randn(2, 3, 4)
-    ctx.expect_raises("a 3-D input should raise an error (this softmax takes 2-D (rows, cols) tensors: "
-                      "TORCH_CHECK(x.dim() == 2, ...))", lambda: mine.softmax(x3), RuntimeError)
+    ctx.expect_raises(ctx.t("a 3-D input should raise an error (this softmax takes 2-D (rows, cols) tensors: "
+                            "TORCH_CHECK(x.dim() == 2, ...))"), lambda: mine.softmax(x3), RuntimeError)
     xi = ctx.randint(0, 10, (4, 5))
-    ctx.expect_raises("an int64 input should raise an error", lambda: mine.softmax(xi), RuntimeError)
+    ctx.expect_raises(ctx.t("an int64 input should raise an error"), lambda: mine.softmax(xi), RuntimeError)
     meta = torch.empty(4, 5, device="meta")
-    ctx.expect_raises("softmax of a tensor that is not on the CPU (here: on the `meta` device) should raise an error",
+    ctx.expect_raises(ctx.t("softmax of a tensor that is not on the CPU (here: on the `meta` device) should "
+                            "raise an error"),
                       lambda: mine.softmax(meta), (RuntimeError, TypeError), match="cpu")
 
     x = ctx.randn(512, 1024)

@@ -82,51 +82,53 @@ def _run(ctx, fn, x, what):
     except Exception as exc:  # noqa: BLE001 - reported to the learner
         msg = _first_line(exc)
         if "CUDA error" in msg or "illegal" in msg.lower():
-            ctx.fail(f"your kernel failed on the GPU for {what}: {msg}. Reads or writes past the end of a row "
-                     "(a loop bound other than cols) are the usual cause; CUDA_LAUNCH_BLOCKING=1 and "
-                     "compute-sanitizer pinpoint it")
-        ctx.fail(f"softmax(x) raised {type(exc).__name__} for {what}: {msg}")
+            ctx.fail(ctx.t("your kernel failed on the GPU for {what}: {message}. Reads or writes past the end of "
+                           "a row (a loop bound other than cols) are the usual cause; CUDA_LAUNCH_BLOCKING=1 and "
+                           "compute-sanitizer pinpoint it", what=what, message=msg))
+        ctx.fail(ctx.t("softmax(x) raised {error} for {what}: {message}.",
+                       error=type(exc).__name__, what=what, message=msg))
 
 
 def check(ctx):
-    mine = _helpers().load_learner(ctx, "building your CUDA extension (C++ compiler and nvcc)…")
+    mine = _helpers().load_learner(ctx, ctx.t("building your CUDA extension (C++ compiler and nvcc)…"))
 
     # Column counts around the block size (256) and warp size (32), never all multiples of them.
     cols_list = [1, 7, 31, 33, 255, 257, 1000, 1025, 4097]
-    for i in ctx.trials(len(cols_list), "values, trial"):
+    for i in ctx.trials(len(cols_list), ctx.t("values, trial")):
         rows, cols = ctx.choice([1, 3, 64, 129]), cols_list[i]
         x = ctx.randn(rows, cols, scale=ctx.choice([1.0, 5.0]))
-        out = _run(ctx, mine.softmax, x, f"x of shape {(rows, cols)}")
-        ctx.expect_close(f"softmax(x) for x of shape {(rows, cols)}", out, torch.softmax(x, dim=1))
+        described = ctx.t("x of shape {shape}", shape=(rows, cols))
+        out = _run(ctx, mine.softmax, x, described)
+        ctx.expect_close(ctx.t("softmax(x) for {what}", what=described), out, torch.softmax(x, dim=1))
 
     special = [
-        ("values of size ~1000 (x * 1000)", lambda: ctx.randn(ctx.choice([8, 33]), ctx.choice([300, 2000]),
-                                                             scale=1000.0)),
-        ("every value near 1000 (x + 1000)", lambda: ctx.randn(17, ctx.choice([100, 513])) + 1000.0),
-        ("a transposed (non-contiguous) x", lambda: ctx.randn(ctx.choice([40, 65]), ctx.choice([300, 777]),
-                                                             noncontiguous=True)),
-        ("an empty x (0 rows)", lambda: ctx.randn(0, ctx.choice([5, 300]))),
+        (ctx.t("values of size ~1000 (x * 1000)"),
+         lambda: ctx.randn(ctx.choice([8, 33]), ctx.choice([300, 2000]), scale=1000.0)),
+        (ctx.t("every value near 1000 (x + 1000)"), lambda: ctx.randn(17, ctx.choice([100, 513])) + 1000.0),
+        (ctx.t("a transposed (non-contiguous) x"),
+         lambda: ctx.randn(ctx.choice([40, 65]), ctx.choice([300, 777]), noncontiguous=True)),
+        (ctx.t("an empty x (0 rows)"), lambda: ctx.randn(0, ctx.choice([5, 300]))),
     ]
-    for i in ctx.trials(len(special), "special inputs, trial"):
+    for i in ctx.trials(len(special), ctx.t("special inputs, trial")):
         what, make = special[i]
         x = make()
         out = _run(ctx, mine.softmax, x, what)
         if isinstance(out, torch.Tensor) and out.is_floating_point() and out.numel():
             bad = int((~torch.isfinite(out)).sum())
-            ctx.expect(bad == 0, f"softmax(x) for {what} has {bad} NaN or inf values: subtract the row max "
-                                 "(reduced over the whole block) before expf")
-        ctx.expect_close(f"softmax(x) for {what}", out, torch.softmax(x, dim=1))
+            ctx.expect(bad == 0, ctx.t("softmax(x) for {what} has {bad} NaN or inf values: subtract the row max "
+                                       "(reduced over the whole block) before expf", what=what, bad=bad))
+        ctx.expect_close(ctx.t("softmax(x) for {what}", what=what), out, torch.softmax(x, dim=1))
 
-    ctx.phase("checking that bad input is rejected")
+    ctx.phase(ctx.t("checking that bad input is rejected"))
     x64 = ctx.randn(4, 5, dtype=torch.float64)
-    ctx.expect_raises("a float64 input should raise an error", lambda: mine.softmax(x64),
+    ctx.expect_raises(ctx.t("a float64 input should raise an error"), lambda: mine.softmax(x64),
                       (RuntimeError, TypeError), match="float32")
     x3 = ctx.randn(2, 3, 4)
-    ctx.expect_raises("a 3-D input should raise an error (TORCH_CHECK(x.dim() == 2, ...))",
+    ctx.expect_raises(ctx.t("a 3-D input should raise an error (TORCH_CHECK(x.dim() == 2, ...))"),
                       lambda: mine.softmax(x3), (RuntimeError, IndexError))
 
     naive = None
-    with ctx.build("building the one-thread-per-row kernel to compare with…", figure="naive_build_s"):
+    with ctx.build(ctx.t("building the one-thread-per-row kernel to compare with…"), figure="naive_build_s"):
         from torch.utils.cpp_extension import load_inline
 
         naive = load_inline(name="tutor_ch03_softmax_one_thread_per_row", cpp_sources=NAIVE_CPP,
@@ -138,13 +140,14 @@ def check(ctx):
     ctx.time(lambda: mine.softmax(x), lambda: ctx.reference.softmax(x), name="time")
     ctx.time(lambda: mine.softmax(x), lambda: torch.softmax(x, dim=1), name="vs torch.softmax")
     ctx.expect(vs_naive.speedup >= MIN_SPEEDUP,
-               f"your kernel is correct but only {vs_naive.speedup:.1f}x as fast as one thread per row "
-               f"({vs_naive.learner_s * 1e3:.3f} ms vs {vs_naive.reference_s * 1e3:.3f} ms on 8192 x 1024; "
-               f"at least {MIN_SPEEDUP:g}x is expected): launch one block of threads per row and let them "
-               "share the columns and both reductions")
+               ctx.t("your kernel is correct but only {speedup:.1f}x as fast as one thread per row "
+                     "({mine_ms:.3f} ms vs {naive_ms:.3f} ms on 8192 x 1024; at least {minimum:g}x is expected): "
+                     "launch one block of threads per row and let them share the columns and both reductions",
+                     speedup=vs_naive.speedup, mine_ms=vs_naive.learner_s * 1e3,
+                     naive_ms=vs_naive.reference_s * 1e3, minimum=MIN_SPEEDUP))
 
     # Last, because a kernel handed a CPU pointer can leave the CUDA context unusable.
-    ctx.phase("checking that a CPU tensor is rejected")
+    ctx.phase(ctx.t("checking that a CPU tensor is rejected"))
     xc = torch.randn(3, 4, generator=ctx.generator)
     try:
         mine.softmax(xc)
@@ -152,8 +155,10 @@ def check(ctx):
     except Exception as exc:  # noqa: BLE001
         msg = _first_line(exc)
         ctx.expect("CUDA error" not in msg and "illegal" not in msg.lower(),
-                   f"a CPU tensor reached your kernel ({msg}): TORCH_CHECK(x.is_cuda(), ...) before launching")
+                   ctx.t("a CPU tensor reached your kernel ({message}): TORCH_CHECK(x.is_cuda(), ...) before "
+                         "launching", message=msg))
         ctx.expect("cuda" in msg.lower(),
-                   f"a CPU tensor should be rejected with a message that mentions CUDA; it says: {msg}")
+                   ctx.t("a CPU tensor should be rejected with a message that mentions CUDA; it says: {message}",
+                         message=msg))
     else:
-        ctx.fail("a CPU tensor should raise an error: TORCH_CHECK(x.is_cuda(), ...) before launching")
+        ctx.fail(ctx.t("a CPU tensor should raise an error: TORCH_CHECK(x.is_cuda(), ...) before launching"))

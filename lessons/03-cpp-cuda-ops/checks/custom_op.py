@@ -55,30 +55,31 @@ def _is_learners_op(target) -> bool:
 
 
 def check(ctx):
-    mine = _helpers().load_learner(ctx, "building the C++ log-sum-exp extension…")
+    mine = _helpers().load_learner(ctx, ctx.t("building the C++ log-sum-exp extension…"))
     op = getattr(mine, "row_logsumexp", None)
-    ctx.expect(callable(op), "your file must define `row_logsumexp`")
+    ctx.expect(callable(op), ctx.t("your file must define `{name}`", name="row_logsumexp"))
 
-    for i in ctx.trials(3, "eager values, trial"):
+    for i in ctx.trials(3, ctx.t("eager values, trial")):
         rows, cols = ctx.choice([1, 5, 64]), ctx.choice([1, 7, 300])
         x = ctx.randn(rows, cols, scale=ctx.choice([1.0, 30.0]))
-        ctx.expect_close(f"row_logsumexp(x) for x of shape {(rows, cols)}", op(x), torch.logsumexp(x, dim=1))
+        ctx.expect_close(ctx.t("row_logsumexp(x) for x of shape {shape}", shape=(rows, cols)), op(x),
+                         torch.logsumexp(x, dim=1))
 
     ctx.expect(_is_custom_op(op),
-               "`row_logsumexp` is a plain Python function, not an operator: torch.compile cannot trace into "
-               "the C++ call it makes. Decorate it with "
-               "@torch.library.custom_op(\"tutor_ch03::row_logsumexp\", mutates_args=())")
+               ctx.t("`row_logsumexp` is a plain Python function, not an operator: torch.compile cannot trace "
+                     "into the C++ call it makes. Make it an operator with torch.library.custom_op (or "
+                     "torch.library.define and impl)"))
 
     # The schema states what the op writes to. This one writes to nothing; declaring a mutation
     # that never happens makes every caller (and torch.compile) treat x as changed.
     written = [a.name for a in _schema(op).arguments if a.alias_info is not None and a.alias_info.is_write]
     ctx.expect(not written,
-               f"your op declares that it writes to its input{'s' if len(written) > 1 else ''} "
-               f"{', '.join(written)} (its schema is `{_schema(op)}`), but row_logsumexp only reads x: "
-               "declare no mutated arguments (mutates_args=()), or torch.compile copies x around every call "
-               "and treats it as changed")
+               ctx.t("your op declares that it writes to its input {names} (its schema is `{schema}`), but "
+                     "row_logsumexp only reads x: declare no mutated arguments (mutates_args=()), or "
+                     "torch.compile copies x around every call and treats it as changed",
+                     names=", ".join(written), schema=_schema(op)))
 
-    ctx.phase("running your fake implementation on fake tensors")
+    ctx.phase(ctx.t("running your fake implementation on fake tensors"))
     from torch._subclasses.fake_tensor import FakeTensorMode
 
     rows, cols = ctx.choice([3, 8, 20]), ctx.choice([5, 11, 40])
@@ -89,24 +90,27 @@ def check(ctx):
             fake = op(mode.from_tensor(x))
     except Exception as exc:  # noqa: BLE001 - reported to the learner
         if "no fake impl" in str(exc).lower() or "register_fake" in str(exc):
-            ctx.fail("your op has no fake implementation, so torch.compile cannot trace it: add one with "
-                     "@row_logsumexp.register_fake that returns an empty tensor shaped like the real output")
-        ctx.fail(f"your fake implementation raised {type(exc).__name__}: {_first_line(exc).rstrip('.')}. It receives fake "
-                 "tensors (shapes, no data): build the output with x.new_empty(...), never call the C++ kernel")
+            ctx.fail(ctx.t("your op has no fake implementation, so torch.compile cannot trace it: add one with "
+                           "register_fake that returns an empty tensor shaped like the real output"))
+        ctx.fail(ctx.t("your fake implementation raised {error}: {message}. It receives fake tensors (shapes, no "
+                       "data): build the output with x.new_empty(...), never call the C++ kernel",
+                       error=type(exc).__name__, message=_first_line(exc).rstrip(".")))
     ctx.expect(isinstance(fake, torch.Tensor),
-               f"your fake implementation returned a {type(fake).__name__}, expected a tensor")
+               ctx.t("your fake implementation returned a {kind}, expected a tensor", kind=type(fake).__name__))
     ctx.expect(tuple(fake.shape) == tuple(real.shape),
-               f"your fake implementation says the output has shape {tuple(fake.shape)}, but the real op returns "
-               f"shape {tuple(real.shape)} for an input of shape {tuple(x.shape)}: one value per row")
+               ctx.t("your fake implementation says the output has shape {fake}, but the real op returns shape "
+                     "{real} for an input of shape {shape}: one value per row",
+                     fake=tuple(fake.shape), real=tuple(real.shape), shape=tuple(x.shape)))
     ctx.expect(fake.dtype == real.dtype and fake.device.type == real.device.type,
-               f"your fake implementation returns {fake.dtype} on {fake.device.type}, the real op returns "
-               f"{real.dtype} on {real.device.type}")
+               ctx.t("your fake implementation returns {fake_dtype} on {fake_device}, the real op returns "
+                     "{real_dtype} on {real_device}", fake_dtype=fake.dtype, fake_device=fake.device.type,
+                     real_dtype=real.dtype, real_device=real.device.type))
 
     ctx.phase("torch.library.opcheck")
     try:
         torch.library.opcheck(op, (ctx.randn(rows + 1, cols),))
     except Exception as exc:  # noqa: BLE001
-        ctx.fail(f"torch.library.opcheck found a problem with your op: {_first_line(exc)}")
+        ctx.fail(ctx.t("torch.library.opcheck found a problem with your op: {message}", message=_first_line(exc)))
 
     graphs = []
 
@@ -118,29 +122,31 @@ def check(ctx):
         return t - op(t).unsqueeze(1)
 
     compiled = torch.compile(log_softmax, fullgraph=True, backend=recording_backend, dynamic=True)
-    with ctx.build("compiling x - row_logsumexp(x)[:, None] with torch.compile(fullgraph=True)",
+    with ctx.build(ctx.t("compiling x - row_logsumexp(x)[:, None] with torch.compile(fullgraph=True)"),
                    figure="compile_s"):
         try:
             out = compiled(x)
         except Exception as exc:  # noqa: BLE001
             text = str(exc)
             if "no fake impl" in text.lower():
-                ctx.fail("torch.compile needs a fake implementation of your op: add @row_logsumexp.register_fake")
+                ctx.fail(ctx.t("torch.compile needs a fake implementation of your op: add one with register_fake"))
             if "marked as skipped" in text or "does not know how to trace" in text:
-                ctx.fail("torch.compile(fullgraph=True) hit a graph break: it cannot trace the pybind11 C++ "
-                         "function; call it only from inside your custom op")
-            ctx.fail(f"torch.compile(fullgraph=True) failed: {type(exc).__name__}: {_first_line(exc)}",
+                ctx.fail(ctx.t("torch.compile(fullgraph=True) hit a graph break: it cannot trace the pybind11 C++ "
+                               "function; call it only from inside your custom op"))
+            ctx.fail(ctx.t("torch.compile(fullgraph=True) failed: {error}: {message}",
+                           error=type(exc).__name__, message=_first_line(exc)),
                      [line for line in text.splitlines()[1:6] if line.strip()])
-    ctx.expect_close("compiled x - row_logsumexp(x)[:, None]", out, torch.log_softmax(x, dim=1))
+    ctx.expect_close(ctx.t("compiled x - row_logsumexp(x)[:, None]"), out, torch.log_softmax(x, dim=1))
 
     targets = [n.target for g in graphs for n in g.graph.nodes if n.op == "call_function"]
     custom = [t for t in targets if _is_learners_op(t)]
-    ctx.expect(bool(custom), "the compiled graph does not contain your op as one node (it has "
-                             f"{', '.join(sorted({str(t) for t in targets})) or 'no calls'}): "
-                             "torch.compile must call the C++ kernel through the custom op")
+    ctx.expect(bool(custom), ctx.t("the compiled graph does not contain your op as one node (it has {calls}): "
+                                   "torch.compile must call the C++ kernel through the custom op",
+                                   calls=", ".join(sorted({str(t) for t in targets})) or "-"))
 
-    for i in ctx.trials(2, "compiled, new shapes, trial"):
+    for i in ctx.trials(2, ctx.t("compiled, new shapes, trial")):
         x2 = ctx.randn(ctx.choice([2, 17, 33]), ctx.choice([3, 64, 129]), scale=10.0)
-        ctx.expect_close(f"compiled x - row_logsumexp(x)[:, None] for x of shape {tuple(x2.shape)}",
+        ctx.expect_close(ctx.t("compiled x - row_logsumexp(x)[:, None] for x of shape {shape}",
+                               shape=tuple(x2.shape)),
                          compiled(x2), torch.log_softmax(x2, dim=1))
     ctx.figure("graphs_compiled", len(graphs))

@@ -24,19 +24,20 @@ def _check_configuration(ctx, opt, model, lr):
     held = {id(p) for group in opt.param_groups for p in group["params"]}
     params = dict(model.named_parameters())
     left_out = [name for name, p in params.items() if id(p) not in held]
-    ctx.expect(not left_out, f"the optimizer from make_optimizer leaves out {len(left_out)} of the model's "
-                             f"{len(params)} parameters (the first: `{left_out[0] if left_out else ''}`): "
-                             "pass model.parameters()")
+    ctx.expect(not left_out, ctx.t("the optimizer from make_optimizer leaves out {n} of the model's {total} "
+                                   "parameters (the first: `{first}`): pass model.parameters()",
+                                   n=len(left_out), total=len(params), first=left_out[0] if left_out else ""))
     for i, group in enumerate(opt.param_groups):
         ctx.expect(group.get("lr") == lr,
-                   f"parameter group {i} has learning rate {group.get('lr')}, but make_optimizer was asked "
-                   f"for lr={lr:g}: pass the lr it is given")
+                   ctx.t("parameter group {i} has learning rate {got}, but make_optimizer was asked for "
+                         "lr={lr:g}: pass the lr it is given", i=i, got=group.get("lr"), lr=lr))
         ctx.expect(tuple(group.get("betas", (0.9, 0.999))) == (0.9, 0.999),
-                   f"parameter group {i} has betas={tuple(group.get('betas'))}; the task is Adam with its "
-                   "default betas (0.9, 0.999)")
+                   ctx.t("parameter group {i} has betas={betas}; the task is Adam with its default betas "
+                         "(0.9, 0.999)", i=i, betas=tuple(group.get("betas", ()))))
         ctx.expect(not group.get("weight_decay"),
-                   f"parameter group {i} has weight_decay={group.get('weight_decay')}: that is AdamW-style "
-                   "decoupled decay (AdamW8bit's default is 0.01); the task is plain Adam, without decay")
+                   ctx.t("parameter group {i} has weight_decay={wd}: that is AdamW-style decoupled decay "
+                         "(AdamW8bit's default is 0.01); the task is plain Adam, without decay",
+                         i=i, wd=group.get("weight_decay")))
 
 
 def _train(model, opt, batches):
@@ -64,7 +65,7 @@ def check(ctx):
 
     opt = mine.make_optimizer(model, lr)
     ctx.expect(isinstance(opt, torch.optim.Optimizer),
-               f"make_optimizer returned a {type(opt).__name__}, expected an optimizer")
+               ctx.t("make_optimizer returned a {kind}, expected an optimizer", kind=type(opt).__name__))
     _check_configuration(ctx, opt, model, lr)
     adam = torch.optim.Adam(adam_model.parameters(), lr=lr)
     ref_opt = ref.make_optimizer(ref_model, lr)
@@ -87,16 +88,18 @@ def check(ctx):
                                      "reference": round(100 * ref_bytes / adam_bytes, 1)})
     ctx.figure("loss_after_steps", {"start": round(start_loss, 5), **{k: round(v, 5) for k, v in losses.items()}})
 
-    ctx.expect(mine_bytes > 0, "your optimizer holds no state after training: did it step at all?")
+    ctx.expect(mine_bytes > 0, ctx.t("your optimizer holds no state after training: did it step at all?"))
     ctx.expect(mine_bytes <= MAX_RATIO * adam_bytes,
-               f"your optimizer's state is {mine_bytes / 2**20:.2f} MiB, {100 * mine_bytes / adam_bytes:.0f}% "
-               f"of torch.optim.Adam's {adam_bytes / 2**20:.2f} MiB; it should be at most "
-               f"{100 * MAX_RATIO:.0f}%: use bitsandbytes' 8-bit Adam (bnb.optim.Adam8bit)")
+               ctx.t("your optimizer's state is {mine:.2f} MiB, {pct:.0f}% of torch.optim.Adam's {adam:.2f} "
+                     "MiB; it should be at most {limit:.0f}%: use bitsandbytes' 8-bit Adam (bnb.optim.Adam8bit)",
+                     mine=mine_bytes / 2**20, pct=100 * mine_bytes / adam_bytes, adam=adam_bytes / 2**20,
+                     limit=100 * MAX_RATIO))
     ctx.expect(losses["yours"] < 0.8 * start_loss,
-               f"the loss did not go down: {start_loss:.4f} before and {losses['yours']:.4f} after "
-               f"{STEPS} steps")
+               ctx.t("the loss did not go down: {before:.4f} before and {after:.4f} after {steps} steps",
+                     before=start_loss, after=losses["yours"], steps=STEPS))
     gap = abs(losses["yours"] - losses["adam"])
     ctx.expect(gap <= 0.05 * losses["adam"] + 1e-4,
-               f"after {STEPS} steps at lr={lr:g} your loss is {losses['yours']:.5f} and Adam's "
-               f"{losses['adam']:.5f} ({100 * gap / losses['adam']:.1f}% apart; allowed 5%): does "
-               f"make_optimizer use the learning rate it is given and Adam's default betas?")
+               ctx.t("after {steps} steps at lr={lr:g} your loss is {mine:.5f} and Adam's {adam:.5f} "
+                     "({pct:.1f}% apart; allowed 5%): does make_optimizer use the learning rate it is given "
+                     "and Adam's default betas?", steps=STEPS, lr=lr, mine=losses["yours"],
+                     adam=losses["adam"], pct=100 * gap / losses["adam"]))

@@ -12,11 +12,13 @@ import torch
 MAX_OVER_REFERENCE = 1.25
 
 
-def _lower(saved: float) -> str:
+def _lower(ctx, saved: float) -> str:
     """A saving in words: '80% lower', 'no lower', '3% higher' (never '-0% lower')."""
     if round(100 * saved) == 0:
-        return "no lower"
-    return f"{100 * saved:.0f}% lower" if saved > 0 else f"{-100 * saved:.0f}% higher"
+        return ctx.t("no lower")
+    if saved > 0:
+        return ctx.t("{pct:.0f}% lower", pct=100 * saved)
+    return ctx.t("{pct:.0f}% higher", pct=-100 * saved)
 
 
 def _grads(stack):
@@ -45,20 +47,20 @@ def check(ctx):
 
         out = mine.checkpointed_forward(stack, x)
         ctx.expect(isinstance(out, torch.Tensor),
-                   f"checkpointed_forward returned a {type(out).__name__}, expected a tensor")
+                   ctx.t("checkpointed_forward returned a {kind}, expected a tensor", kind=type(out).__name__))
         ctx.expect_close("output of checkpointed_forward", out, expected.detach())
         ctx.expect(out.requires_grad,
-                   "the output of checkpointed_forward does not require grad, so no gradient can "
-                   "reach the blocks' parameters. Was it computed under torch.no_grad(), detached, "
-                   "or checkpointed with use_reentrant=True while the input does not require grad? "
-                   "Use checkpoint(block, h, use_reentrant=False).")
+                   ctx.t("the output of checkpointed_forward does not require grad, so no gradient can "
+                         "reach the blocks' parameters. Was it computed under torch.no_grad(), detached, "
+                         "or checkpointed with use_reentrant=True while the input does not require grad? "
+                         "Use checkpoint(block, h, use_reentrant=False)."))
         out.backward(g)
         got = _grads(stack)
         missing = [name for name, grad in got.items() if grad is None]
         ctx.expect(not missing,
-                   f"{len(missing)} of the stack's {len(got)} parameters got no gradient (the first: "
-                   f"`{missing[0] if missing else ''}`): the graph is cut between the blocks. Was a "
-                   "block's input detached, or run under torch.no_grad()?")
+                   ctx.t("{n} of the stack's {total} parameters got no gradient (the first: `{first}`): the "
+                         "graph is cut between the blocks. Was a block's input detached, or run under "
+                         "torch.no_grad()?", n=len(missing), total=len(got), first=missing[0] if missing else ""))
         ctx.expect_grads_close(got, plain)
 
     # 1b. An input that requires grad (a stack in the middle of a bigger model): its gradient
@@ -72,8 +74,8 @@ def check(ctx):
     stack.zero_grad(set_to_none=True)
     mine.checkpointed_forward(stack, x_mine).backward(g)
     ctx.expect(x_mine.grad is not None,
-               "when the input requires grad (the stack sits inside a bigger model), it got no gradient "
-               "from checkpointed_forward: was it detached?")
+               ctx.t("when the input requires grad (the stack sits inside a bigger model), it got no gradient "
+                     "from checkpointed_forward: was it detached?"))
     ctx.expect_close("gradient of the input (when it requires grad)", x_mine.grad, x_plain.grad)
 
     # 2. Peak memory of a whole training step (forward + backward), plain vs checkpointed.
@@ -99,13 +101,15 @@ def check(ctx):
     ctx.figure("peak_MiB_without_checkpointing", round(plain_bytes / 2**20, 3))
     ctx.figure("memory_saved_pct", {"yours": round(100 * saved, 1), "reference": round(100 * ref_saved, 1)})
     ctx.expect(mem.learner_bytes <= MAX_OVER_REFERENCE * mem.reference_bytes,
-               f"peak memory of forward+backward is {mem.learner_bytes / 2**20:.2f} MiB with your "
-               f"checkpointing vs {plain_bytes / 2**20:.2f} MiB without ({_lower(saved)}); "
-               f"checkpointing every block gets it down to {mem.reference_bytes / 2**20:.2f} MiB "
-               f"({_lower(ref_saved)}), and yours may be at most {100 * (MAX_OVER_REFERENCE - 1):.0f}% "
-               "above that. Keep only each block's input alive: every block must be checkpointed on its "
-               "own (one checkpoint around the whole stack recomputes it all at once in backward and "
-               "holds all of its activations again; a block left out keeps all of its insides).")
+               ctx.t("peak memory of forward+backward is {mine:.2f} MiB with your checkpointing vs "
+                     "{plain:.2f} MiB without ({saved}); checkpointing every block gets it down to "
+                     "{ref:.2f} MiB ({ref_saved}), and yours may be at most {over:.0f}% above that. Keep "
+                     "only each block's input alive: every block must be checkpointed on its own (one "
+                     "checkpoint around the whole stack recomputes it all at once in backward and holds "
+                     "all of its activations again; a block left out keeps all of its insides).",
+                     mine=mem.learner_bytes / 2**20, plain=plain_bytes / 2**20, saved=_lower(ctx, saved),
+                     ref=mem.reference_bytes / 2**20, ref_saved=_lower(ctx, ref_saved),
+                     over=100 * (MAX_OVER_REFERENCE - 1)))
 
     # 3. What the memory costs in time: one extra forward of each checkpointed block.
     # "time": your step vs the plain step (a speedup below 1 is the cost of recomputation).

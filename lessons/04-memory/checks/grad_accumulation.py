@@ -59,31 +59,37 @@ def check(ctx):
         hook.remove()
         step_hook.remove()
         ctx.expect(torch.equal(x, x_before) and torch.equal(y, y_before),
-                   "accumulated_step changed the inputs or targets it was given")
+                   ctx.t("accumulated_step changed the inputs or targets it was given"))
 
         largest = math.ceil(n / m)
-        ctx.expect(len(sizes) > 0, "accumulated_step never called the model")
+        ctx.expect(len(sizes) > 0, ctx.t("accumulated_step never called the model"))
         ctx.expect(sum(sizes) == n,
-                   f"the model saw {sum(sizes)} rows in total (micro-batches of {sizes}) but the "
-                   f"batch has {n}: every row must be used exactly once; when {n} does not divide "
-                   f"by {m}, keep the remainder (torch.tensor_split does)")
+                   ctx.t("the model saw {seen} rows in total (micro-batches of {sizes}) but the batch has "
+                         "{n}: every row must be used exactly once; when {n} does not divide by {m}, keep "
+                         "the remainder (torch.tensor_split does)", seen=sum(sizes), sizes=sizes, n=n, m=m))
         ctx.expect(len(sizes) == m and max(sizes) <= largest,
-                   f"with micro_batches={m} and a batch of {n}, the model should run {m} times on at "
-                   f"most {largest} rows each; it ran on micro-batches of {sizes}")
+                   ctx.t("with micro_batches={m} and a batch of {n}, the model should run {m} times on at "
+                         "most {largest} rows each; it ran on micro-batches of {sizes}",
+                         m=m, n=n, largest=largest, sizes=sizes))
+        when = ctx.t(" (after forward pass {passes} of {total})", passes=", ".join(map(str, steps)),
+                     total=len(sizes)) if steps else ""
         ctx.expect(len(steps) == 1 and steps[0] == len(sizes),
-                   f"optimizer.step() should be called once, after the last micro-batch; it was "
-                   f"called {len(steps)} time(s)" + (f" (after forward pass {', '.join(map(str, steps))} "
-                                                   f"of {len(sizes)})" if steps else ""))
+                   ctx.t("optimizer.step() should be called once, after the last micro-batch; it was "
+                         "called {count} time(s){when}", count=len(steps), when=when))
         if isinstance(loss, torch.Tensor):
-            ctx.fail(f"accumulated_step returned a tensor{' that still holds the autograd graph' if loss.grad_fn else ''}: "
-                     "return the full-batch loss as a Python float (loss.item()), so no tensor (or graph) "
-                     "outlives the step")
+            if loss.grad_fn is not None:
+                ctx.fail(ctx.t("accumulated_step returned a tensor that still holds the autograd graph: "
+                               "return the full-batch loss as a Python float (loss.item()), so no tensor "
+                               "(or graph) outlives the step"))
+            ctx.fail(ctx.t("accumulated_step returned a tensor: return the full-batch loss as a Python "
+                           "float (loss.item()), so no tensor (or graph) outlives the step"))
         ctx.expect(isinstance(loss, float),
-                   f"accumulated_step returned a {type(loss).__name__}; return the full-batch loss as a Python float")
+                   ctx.t("accumulated_step returned a {kind}; return the full-batch loss as a Python float",
+                         kind=type(loss).__name__))
         grads = {k: p.grad for k, p in model.named_parameters()}
         missing = [k for k, g in grads.items() if g is None]
-        ctx.expect(not missing, f"after accumulated_step, `{missing[0] if missing else ''}` has no gradient: "
-                                "was .grad cleared after the last backward?")
+        ctx.expect(not missing, ctx.t("after accumulated_step, `{name}` has no gradient: was .grad cleared "
+                                      "after the last backward?", name=missing[0] if missing else ""))
         ctx.expect_grads_close(grads, {k: p.grad for k, p in twin.named_parameters()})
         ctx.expect_close(f"parameters after optimizer.step(){which}", dict(model.named_parameters()),
                          dict(twin.named_parameters()))

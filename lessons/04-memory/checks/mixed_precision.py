@@ -42,24 +42,29 @@ def _check_configuration(ctx, mine):
     for device, want in ((torch.device("cpu"), torch.bfloat16), (torch.device("cuda"), torch.float16),
                          (torch.device("cuda", 0), torch.float16)):
         got = mine.autocast_dtype(device)
-        ctx.expect(got == want, f"autocast_dtype(torch.device({str(device)!r})) returned {got}; use {want} on "
-                                f"{'CUDA' if device.type == 'cuda' else 'the CPU'}, whatever this machine has")
+        if device.type == "cuda":
+            reason = ctx.t("autocast_dtype(torch.device({device!r})) returned {got}; use {want} on CUDA, "
+                           "whatever this machine has", device=str(device), got=got, want=want)
+        else:
+            reason = ctx.t("autocast_dtype(torch.device({device!r})) returned {got}; use {want} on the CPU, "
+                           "whatever this machine has", device=str(device), got=got, want=want)
+        ctx.expect(got == want, reason)
     for device in (torch.device("cpu"), torch.device("cuda")):
         scaler = mine.make_scaler(device) if device.type == "cpu" else _cuda_scaler(mine.make_scaler)
         ctx.expect(type(scaler) is torch.amp.GradScaler,
-                   f"make_scaler({device.type!r}) returned a {type(scaler).__module__}.{type(scaler).__name__}, "
-                   "expected a torch.amp.GradScaler (torch.cuda.amp.GradScaler is deprecated: use "
-                   "torch.amp.GradScaler(device.type, ...))")
+                   ctx.t("make_scaler({device!r}) returned a {kind}, expected a torch.amp.GradScaler "
+                         "(torch.cuda.amp.GradScaler is deprecated: use torch.amp.GradScaler(device.type, ...))",
+                         device=device.type, kind=f"{type(scaler).__module__}.{type(scaler).__name__}"))
         ctx.expect(getattr(scaler, "_device", device.type) == device.type,
-                   f"make_scaler({device.type!r}) built a GradScaler for {getattr(scaler, '_device', '?')!r}: "
-                   "pass device.type")
+                   ctx.t("make_scaler({device!r}) built a GradScaler for {built!r}: pass device.type",
+                         device=device.type, built=getattr(scaler, "_device", "?")))
         if device.type == "cuda":
-            ctx.expect(scaler.is_enabled(), "make_scaler('cuda') returned a disabled GradScaler: "
-                                            "float16 gradients underflow without loss scaling")
+            ctx.expect(scaler.is_enabled(), ctx.t("make_scaler('cuda') returned a disabled GradScaler: "
+                                                  "float16 gradients underflow without loss scaling"))
         else:
             ctx.expect(not scaler.is_enabled(),
-                       "make_scaler('cpu') returned an enabled GradScaler for bfloat16: bf16 has float32's "
-                       "exponent range, so gradients do not underflow; enable it only for float16")
+                       ctx.t("make_scaler('cpu') returned an enabled GradScaler for bfloat16: bf16 has "
+                             "float32's exponent range, so gradients do not underflow; enable it only for float16"))
 
 
 def check(ctx):
@@ -91,29 +96,30 @@ def check(ctx):
     for step in ctx.trials(STEPS, label="training step"):
         seen.clear()
         loss = mine.train_step(model, opt, scaler, x, y)
-        ctx.expect(len(seen) > 0, "train_step never called the model")
+        ctx.expect(len(seen) > 0, ctx.t("train_step never called the model"))
         ctx.expect(not torch.is_autocast_enabled(dev.type),
-                   "autocast is still on after train_step returned: enter it with a `with` block, "
-                   "so it ends when the forward pass does")
+                   ctx.t("autocast is still on after train_step returned: enter it with a `with` block, "
+                         "so it ends when the forward pass does"))
         ctx.expect(dev.type != "cpu" or not any(in_autocast),
-                   "backward ran inside the autocast block: keep only the forward pass and the loss "
-                   "under torch.autocast, and call backward (and the optimizer step) after the block")
+                   ctx.t("backward ran inside the autocast block: keep only the forward pass and the loss "
+                         "under torch.autocast, and call backward (and the optimizer step) after the block"))
         for name, dtype in seen:
             ctx.expect(dtype == want,
-                       f"Linear layer `{name}` produced {_name(dtype)} output inside train_step: its "
-                       f"matmul did not run in {_name(want)}. Run the forward pass inside "
-                       f"torch.autocast(device_type=x.device.type, dtype={want}) (torch.cuda.amp.autocast "
-                       f"is deprecated and does nothing on the CPU)")
+                       ctx.t("Linear layer `{name}` produced {got} output inside train_step: its matmul did "
+                             "not run in {want}. Run the forward pass inside torch.autocast(device_type="
+                             "x.device.type, dtype={dtype}) (torch.cuda.amp.autocast is deprecated and does "
+                             "nothing on the CPU)", name=name, got=_name(dtype), want=_name(want), dtype=want))
         for pname, p in model.named_parameters():
             ctx.expect(p.dtype == torch.float32,
-                       f"parameter `{pname}` is {_name(p.dtype)} after train_step: keep the model in "
-                       f"float32 (autocast casts on the fly; don't call .half()/.bfloat16() on it)")
-            ctx.expect(p.grad is not None, f"parameter `{pname}` has no gradient after train_step")
+                       ctx.t("parameter `{name}` is {dtype} after train_step: keep the model in float32 "
+                             "(autocast casts on the fly; don't call .half()/.bfloat16() on it)",
+                             name=pname, dtype=_name(p.dtype)))
+            ctx.expect(p.grad is not None, ctx.t("parameter `{name}` has no gradient after train_step", name=pname))
             if step == STEPS - 1:  # (on CUDA an early step may legitimately overflow and be skipped)
                 ctx.expect_finite(f"gradient of `{pname}` after the last step", p.grad)
-        ctx.expect(isinstance(loss, (float, int)), f"train_step returned a {type(loss).__name__}; "
-                                                   f"return loss.item()")
-        ctx.expect(math.isfinite(loss), f"the loss at step {step + 1} is {loss}")
+        ctx.expect(isinstance(loss, (float, int)),
+                   ctx.t("train_step returned a {kind}; return loss.item()", kind=type(loss).__name__))
+        ctx.expect(math.isfinite(loss), ctx.t("the loss at step {step} is {loss}", step=step + 1, loss=loss))
         losses.append(float(loss))
 
     first, last = losses[0], sum(losses[-5:]) / 5
@@ -123,9 +129,10 @@ def check(ctx):
     ctx.figure("loss", {"first": round(first, 4), "last_5_mean": round(last, 4),
                         "reference_last_5_mean": round(sum(ref_losses[-5:]) / 5, 4)})
     ctx.expect(last < 0.7 * first,
-               f"the loss did not go down: {first:.4f} at the first step, {last:.4f} on average over "
-               f"the last 5 of {STEPS} (the reference reaches {sum(ref_losses[-5:]) / 5:.4f}). Does "
-               f"train_step call optimizer.step() (through scaler.step(optimizer))?")
+               ctx.t("the loss did not go down: {first:.4f} at the first step, {last:.4f} on average over "
+                     "the last 5 of {steps} (the reference reaches {ref:.4f}). Does train_step call "
+                     "optimizer.step() (through scaler.step(optimizer))?",
+                     first=first, last=last, steps=STEPS, ref=sum(ref_losses[-5:]) / 5))
 
     # A step whose gradients are inf/NaN must be skipped and the scale must shrink. On CUDA the
     # learner's own fp16 scaler sees a real overflow; on CPU an enabled GradScaler("cpu") stands
@@ -133,22 +140,22 @@ def check(ctx):
     ctx.phase("checking that a step with inf/NaN gradients is skipped")
     if want == torch.float16:
         probe, probe_scaler, bad_x = model, scaler, x * 1e6
-        how = "whose fp16 gradients overflowed"
+        how = ctx.t("whose fp16 gradients overflowed")
     else:
         probe = copy.deepcopy(model)
         probe_scaler = torch.amp.GradScaler("cpu", enabled=True)
         bad_x = x.clone()
         bad_x[0, 0] = float("nan")
-        how = "with NaN gradients (an enabled GradScaler('cpu') passed in, standing in for fp16 on CUDA)"
+        how = ctx.t("with NaN gradients (an enabled GradScaler('cpu') passed in, standing in for fp16 on CUDA)")
     probe_opt = torch.optim.Adam(probe.parameters(), lr=3e-3) if probe is not model else opt
     before = {k: p.detach().clone() for k, p in probe.named_parameters()}
     scale = probe_scaler.get_scale()
     mine.train_step(probe, probe_opt, probe_scaler, bad_x, y)
     changed = [k for k, p in probe.named_parameters() if not torch.equal(p.detach(), before[k])]
     ctx.expect(not changed,
-               f"a step {how} changed the parameters (`{changed[0] if changed else ''}`): it must be "
-               "skipped. Step through the scaler you are given: scaler.scale(loss).backward(), then "
-               "scaler.step(optimizer) instead of optimizer.step()")
+               ctx.t("a step {how} changed the parameters (`{name}`): it must be skipped. Step through the "
+                     "scaler you are given: scaler.scale(loss).backward(), then scaler.step(optimizer) "
+                     "instead of optimizer.step()", how=how, name=changed[0] if changed else ""))
     ctx.expect(probe_scaler.get_scale() < scale,
-               f"the GradScaler's scale did not shrink after a step {how}: call scaler.update() "
-               "after scaler.step(optimizer)")
+               ctx.t("the GradScaler's scale did not shrink after a step {how}: call scaler.update() after "
+                     "scaler.step(optimizer)", how=how))

@@ -49,12 +49,15 @@ class ConvBlock(nn.Module):
 def _make(ctx, kind):
     if kind == "WideMLP":
         d, hidden, batch = ctx.choice([192, 256]), ctx.choice([1536, 2048]), ctx.choice([48, 64])
-        return WideMLP(d, hidden), ctx.randn(batch, d), f"WideMLP(d={d}, hidden={hidden}), batch {batch}"
+        desc = ctx.t("WideMLP(d={d}, hidden={hidden}), batch {batch}", d=d, hidden=hidden, batch=batch)
+        return WideMLP(d, hidden), ctx.randn(batch, d), desc
     if kind == "RankFeatures":
         width, batch = ctx.choice([768, 1024]), ctx.choice([48, 64])
-        return RankFeatures(64, width), ctx.randn(batch, 64), f"RankFeatures(width={width}), batch {batch}"
+        desc = ctx.t("RankFeatures(width={width}), batch {batch}", width=width, batch=batch)
+        return RankFeatures(64, width), ctx.randn(batch, 64), desc
     cout, size = ctx.choice([24, 32]), ctx.choice([40, 48])
-    return ConvBlock(8, cout), ctx.randn(6, 8, size, size), f"ConvBlock(8->{cout}), input 6x8x{size}x{size}"
+    desc = ctx.t("ConvBlock(8->{cout}), input 6x8x{size}x{size}", cout=cout, size=size)
+    return ConvBlock(8, cout), ctx.randn(6, 8, size, size), desc
 
 
 def _own_profile(model, x, iters=10):
@@ -111,53 +114,57 @@ def check(ctx):
         self_b, total_b = _own_profile(model, x)
 
         ctx.expect(isinstance(result, (tuple, list)) and len(result) == 2,
-                   f"find_bottleneck returned {type(result).__name__}, expected a tuple (op_name, share)")
+                   ctx.t("find_bottleneck returned {type}, expected a tuple (op_name, share)",
+                         type=type(result).__name__))
         name, share = result
-        ctx.expect(isinstance(name, str), f"the op name should be a string like 'aten::addmm', got {name!r}")
+        ctx.expect(isinstance(name, str), ctx.t("the op name should be a string like 'aten::addmm', got {name!r}",
+                                                name=name))
         ctx.expect(isinstance(share, (int, float)) and not isinstance(share, bool),
-                   f"the share should be a float, got {type(share).__name__}")
+                   ctx.t("the share should be a float, got {type}", type=type(share).__name__))
         share = float(share)
 
         # How the profile was taken: exactly `iters` forward passes, all under no_grad.
         profiled = [grad for on, grad in calls if on]
-        ctx.expect(profiled, f"{desc}: none of the model's forward passes ran while a profiler was "
-                             f"recording: call model(x) inside the `with profile(...)` block")
+        ctx.expect(profiled, ctx.t("{desc}: none of the model's forward passes ran while a profiler was "
+                                   "recording: call model(x) inside the `with profile(...)` block", desc=desc))
         if len(profiled) != iters:
             why = ""
             if len(profiled) > iters and len(calls) == len(profiled):
-                why = (" and none before it: warm-up passes belong before the `with profile(...)` block, "
-                       "not inside it")
+                why = ctx.t(" and none before it: warm-up passes belong before the `with profile(...)` block, "
+                            "not inside it")
             elif len(profiled) == 10:
-                why = " (10 is the default: use the iters argument)"
-            ctx.fail(f"{desc}: find_bottleneck(model, x, iters={iters}) profiled {len(profiled)} forward "
-                     f"passes, expected {iters}{why}")
+                why = ctx.t(" (10 is the default: use the iters argument)")
+            ctx.fail(ctx.t("{desc}: find_bottleneck(model, x, iters={iters}) profiled {n} forward "
+                           "passes, expected {iters}{why}", desc=desc, iters=iters, n=len(profiled), why=why))
         ctx.expect(len(calls) > len(profiled),
-                   f"{desc}: no warm-up: every forward pass was profiled. Run the model a few times "
-                   f"before entering `profile(...)` so first-call costs stay out of the profile")
+                   ctx.t("{desc}: no warm-up: every forward pass was profiled. Run the model a few times "
+                         "before entering `profile(...)` so first-call costs stay out of the profile", desc=desc))
         ctx.expect(not any(profiled),
-                   f"{desc}: the profiled forward passes ran with autograd on: this is an inference "
-                   f"profile, run them under torch.no_grad() (autograd's bookkeeping adds ops and time)")
+                   ctx.t("{desc}: the profiled forward passes ran with autograd on: this is an inference "
+                         "profile, run them under torch.no_grad() (autograd's bookkeeping adds ops and time)",
+                         desc=desc))
 
         # The learner's own profile: the last profiler it stopped.
-        ctx.expect(profs, f"{desc}: find_bottleneck did not use torch.profiler.profile (as a `with` block "
-                          f"or with start()/stop())")
+        ctx.expect(profs, ctx.t("{desc}: find_bottleneck did not use torch.profiler.profile (as a `with` block "
+                                "or with start()/stop())", desc=desc))
         prof = profs[-1]
         ctx.expect(not getattr(prof, "with_stack", False),
-                   f"{desc}: profile without with_stack=True: stacks add rows for Python frames to "
-                   f"key_averages(), and the share is defined over the ops of the plain table")
+                   ctx.t("{desc}: profile without with_stack=True: stacks add rows for Python frames to "
+                         "key_averages(), and the share is defined over the ops of the plain table", desc=desc))
         mine_self, mine_total = _per_key(prof)
         mine_grand = sum(mine_self.values())
-        ctx.expect(name in mine_self, f"{desc}: {name!r} does not appear in your own profile; its ops with the "
-                                      f"most self CPU time are {_top(mine_self)}")
+        ctx.expect(name in mine_self, ctx.t("{desc}: {name!r} does not appear in your own profile; its ops with "
+                                            "the most self CPU time are {top}", desc=desc, name=name,
+                                            top=_top(mine_self)))
         mine_top = max(mine_self.values())
         if mine_self[name] < mine_top:
             if mine_total[name] >= max(mine_total.values()) * 0.999:
-                ctx.fail(f"{desc}: {name} has the largest *total* CPU time in your profile, but only "
-                         f"{mine_self[name] / mine_grand:.1%} of the self CPU time: most of its time is "
-                         f"spent in the ops it calls. Rank ops by self_cpu_time_total; your profile gives "
-                         f"{_top(mine_self)}")
-            ctx.fail(f"{desc}: {name} is not the op with the most self CPU time in your own profile, "
-                     f"which gives {_top(mine_self)}")
+                ctx.fail(ctx.t("{desc}: {name} has the largest *total* CPU time in your profile, but only "
+                               "{share:.1%} of the self CPU time: most of its time is spent in the ops it "
+                               "calls. Rank ops by self_cpu_time_total; your profile gives {top}",
+                               desc=desc, name=name, share=mine_self[name] / mine_grand, top=_top(mine_self)))
+            ctx.fail(ctx.t("{desc}: {name} is not the op with the most self CPU time in your own profile, "
+                           "which gives {top}", desc=desc, name=name, top=_top(mine_self)))
 
         # The checker's own profiles are reported beside yours, not judged: on a busy machine one
         # preempted call can reorder a profile, and the learner's own profile is what the task asks
@@ -167,20 +174,22 @@ def check(ctx):
         ranked = sorted(self_t, key=self_t.get, reverse=True)
 
         ctx.expect(0.0 < share <= 1.0,
-                   f"{desc}: share {share:g} is not a fraction between 0 and 1"
-                   + (" (it looks like a percentage: divide by 100)" if 1.0 < share <= 100.0 else ""))
+                   ctx.t("{desc}: share {share:g} is not a fraction between 0 and 1 (it looks like a percentage: "
+                         "divide by 100)", desc=desc, share=share) if 1.0 < share <= 100.0 else
+                   ctx.t("{desc}: share {share:g} is not a fraction between 0 and 1", desc=desc, share=share))
         expected = mine_self[name] / mine_grand
         if abs(share - expected) > 1e-6 + 1e-6 * expected:
             how = ""
             summed_total = sum(mine_total.values())
             if summed_total and abs(share - mine_self[name] / summed_total) <= 1e-6:
-                how = (" You divided by the sum of *total* times, which counts nested ops once per "
-                       "level (aten::linear and the aten::addmm inside it).")
+                how = ctx.t(" You divided by the sum of *total* times, which counts nested ops once per "
+                            "level (aten::linear and the aten::addmm inside it).")
             elif share < expected:
-                how = (" Yours is smaller: a denominator larger than the profile's self time, such as "
-                       "wall-clock time, which also counts Python and profiler overhead.")
-            ctx.fail(f"{desc}: you report a share of {share:.2%} for {name}; your own profile gives "
-                     f"{expected:.2%} (its self CPU time divided by the self CPU time of every row of "
-                     f"key_averages(), the table's \"Self CPU %\").{how}")
+                how = ctx.t(" Yours is smaller: a denominator larger than the profile's self time, such as "
+                            "wall-clock time, which also counts Python and profiler overhead.")
+            ctx.fail(ctx.t("{desc}: you report a share of {share:.2%} for {name}; your own profile gives "
+                           "{expected:.2%} (its self CPU time divided by the self CPU time of every row of "
+                           "key_averages(), the table's \"Self CPU %\").{how}",
+                           desc=desc, share=share, name=name, expected=expected, how=how))
         ctx.figure(f"share_{kind}", {"learner": share, "checker": self_t.get(name, 0.0) / grand,
                                      "checker_top": self_t[ranked[0]] / grand})

@@ -35,14 +35,14 @@ def _pair(ctx, mine, cov, hidden, classes):
     before = cov.clone()
     torch.manual_seed(ctx.seed)
     fast = mine.FastWhitened(cov, hidden, classes)
-    ctx.expect(torch.equal(cov, before), "FastWhitened(cov, ...) changed the caller's cov tensor in place")
+    ctx.expect(torch.equal(cov, before), ctx.t("FastWhitened(cov, ...) changed the caller's cov tensor in place"))
     slow = ctx.reference.Whitened(cov, hidden, classes)
     names_fast = sorted(n for n, _ in fast.named_parameters())
     names_slow = sorted(n for n, _ in slow.named_parameters())
     extra = sorted(set(names_fast) - set(names_slow))
-    ctx.expect(not extra, f"FastWhitened has parameter(s) {extra} that Whitened does not have: the optimizer "
-                          f"would train them. Keep a value you computed as a buffer (register_buffer), "
-                          f"not an nn.Parameter")
+    ctx.expect(not extra, ctx.t("FastWhitened has parameter(s) {extra} that Whitened does not have: the optimizer "
+                                "would train them. Keep a value you computed as a buffer (register_buffer), "
+                                "not an nn.Parameter", extra=extra))
     ctx.expect_equal("FastWhitened's parameter names (the same as Whitened's)", names_fast, names_slow)
     with torch.no_grad():
         own = dict(fast.named_parameters())
@@ -54,8 +54,8 @@ def _pair(ctx, mine, cov, hidden, classes):
 def check(ctx):
     mine = ctx.learner
     ctx.expect(isinstance(mine.HOT_OP, str) and mine.HOT_OP.strip() != "",
-               "HOT_OP is empty: profile train_step on a Whitened model and write down the op with the "
-               "largest self CPU time, as key_averages() names it")
+               ctx.t("HOT_OP is empty: profile train_step on a Whitened model and write down the op with the "
+                     "largest self CPU time, as key_averages() names it"))
 
     # 1. The same model: a non-default size (hidden and classes must be passed on).
     d, hidden, classes, batch = 97, 40, 7, 33
@@ -81,9 +81,9 @@ def check(ctx):
         with torch.no_grad():
             out64 = fast64(x.double())
     except RuntimeError as exc:
-        ctx.fail(f"after model.double(), FastWhitened raised: {str(exc).splitlines()[0].rstrip('.')}. Something "
-                 f"you keep did not follow .double(): a tensor stored as a plain attribute stays float32; "
-                 f"register it as a buffer", [])
+        ctx.fail(ctx.t("after model.double(), FastWhitened raised: {error}. Something you keep did not follow "
+                       ".double(): a tensor stored as a plain attribute stays float32; register it as a buffer",
+                       error=str(exc).splitlines()[0].rstrip('.')), [])
     with torch.no_grad():
         # Yours may keep a float32 result cast up; the given model decomposes in float64: 1e-4 apart.
         ctx.expect_close("FastWhitened's output after .double() (float64)", out64, slow64(x.double()),
@@ -103,18 +103,17 @@ def check(ctx):
     found = mine.HOT_OP.strip()
     if found != HOT:
         if found == WRAPPER:
-            why = (f"it ranks first by total time, but it only calls {HOT}, which does the work: rank by "
-                   f"self CPU time (self_cpu_time_total)")
-        elif found in slow_prof:
-            why = (f"in the checker's profile of the step it has {slow_prof[found][0]:.1%} of the self CPU "
-                   f"time, not the largest share")
-        else:
-            why = "no op of that name appears in a profile of train_step: copy the Name column of key_averages()"
-        ctx.fail(f"HOT_OP is {found!r}: {why}", [])
+            ctx.fail(ctx.t("HOT_OP is {found!r}: it ranks first by total time, but it only calls {hot}, which does "
+                           "the work: rank by self CPU time (self_cpu_time_total)", found=found, hot=HOT), [])
+        if found in slow_prof:
+            ctx.fail(ctx.t("HOT_OP is {found!r}: in the checker's profile of the step it has {share:.1%} of the "
+                           "self CPU time, not the largest share", found=found, share=slow_prof[found][0]), [])
+        ctx.fail(ctx.t("HOT_OP is {found!r}: no op of that name appears in a profile of train_step: copy the "
+                       "Name column of key_averages()", found=found), [])
     calls = fast_prof.get(HOT, (0.0, 0))[1]
-    ctx.expect(calls == 0, f"your FastWhitened step still runs {HOT} ({calls} calls in 3 training steps, "
-                           f"{share['yours']:.0%} of their time): its input never changes between steps, "
-                           f"so compute its result once")
+    ctx.expect(calls == 0, ctx.t("your FastWhitened step still runs {hot} ({calls} calls in 3 training steps, "
+                                 "{share:.0%} of their time): its input never changes between steps, "
+                                 "so compute its result once", hot=HOT, calls=calls, share=share["yours"]))
 
     def step(model, opt):
         return lambda: ctx.reference.train_step(model, opt, x, y)
@@ -124,5 +123,6 @@ def check(ctx):
                       compares="your FastWhitened training step vs the given Whitened step "
                                "(speedup = times faster than the slow step)")
     ctx.expect(not timing.speedup < MIN_SPEEDUP,  # NaN (no timing in the reference run) passes
-               f"your training step is only {timing.speedup:.2f}x as fast as the slow one (at least "
-               f"{MIN_SPEEDUP}x expected once the hot op is gone): profile your step and see what dominates now")
+               ctx.t("your training step is only {speedup:.2f}x as fast as the slow one (at least "
+                     "{need}x expected once the hot op is gone): profile your step and see what dominates now",
+                     speedup=timing.speedup, need=MIN_SPEEDUP))

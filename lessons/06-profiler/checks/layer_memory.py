@@ -88,7 +88,7 @@ def _make(ctx):
     at = [n for n, _ in named].index("proj") + 1
     named.insert(at, ("shift", Shift()))  # proj's output is needed by nothing once shift has run
     model = nn.Sequential(OrderedDict(named))
-    return model, ctx.randn(batch, d), f"batch {batch}, width {d}"
+    return model, ctx.randn(batch, d), ctx.t("batch {batch}, width {d}", batch=batch, d=d)
 
 
 def _kb(n):
@@ -110,7 +110,7 @@ def check(ctx):
                 break
         top = max(expected, key=expected.get)
         layout = " -> ".join(name for name, _ in model.named_children())
-        where = f"trial {trial + 1} ({layout}; {desc})"
+        where = ctx.t("trial {n} ({layout}; {desc})", n=trial + 1, layout=layout, desc=desc)
 
         calls = []
         hooks = [layer.register_forward_pre_hook(
@@ -121,36 +121,39 @@ def check(ctx):
         finally:
             for hook in hooks:
                 hook.remove()
-        ctx.expect(isinstance(got, dict), f"layer_memory returned {type(got).__name__}, expected a dict "
-                                          f"of layer name -> bytes")
+        ctx.expect(isinstance(got, dict), ctx.t("layer_memory returned {type}, expected a dict of layer name -> "
+                                                "bytes", type=type(got).__name__))
         missing = [n for n in expected if n not in got]
         extra = [n for n in got if n not in expected]
         ctx.expect(not missing and not extra,
-                   f"{where}: layer_memory has keys {sorted(got)}, expected the names of "
-                   f"model.named_children(): {sorted(expected)}")
+                   ctx.t("{where}: layer_memory has keys {got}, expected the names of model.named_children(): "
+                         "{want}", where=where, got=sorted(got), want=sorted(expected)))
         for name in expected:
             value = got[name]
             ctx.expect(isinstance(value, (int, float)) and not isinstance(value, bool),
-                       f"{where}: layer_memory[{name!r}] is a {type(value).__name__}, expected a number of bytes")
+                       ctx.t("{where}: layer_memory[{name!r}] is a {type}, expected a number of bytes",
+                             where=where, name=name, type=type(value).__name__))
         profiled = [grad for on, grad in calls if on]
         n_layers = len(expected)
-        ctx.expect(profiled, f"{where}: none of the layers ran while a profiler was recording: call them "
-                             f"inside `with profile(..., profile_memory=True)`")
+        ctx.expect(profiled, ctx.t("{where}: none of the layers ran while a profiler was recording: call them "
+                                   "inside `with profile(..., profile_memory=True)`", where=where))
         ctx.expect(any(profiled),
-                   f"{where}: the layers ran under torch.no_grad() (or inference mode): nothing is saved for "
-                   f"backward then, so the numbers miss what training keeps. Profile with autograd on")
+                   ctx.t("{where}: the layers ran under torch.no_grad() (or inference mode): nothing is saved for "
+                         "backward then, so the numbers miss what training keeps. Profile with autograd on",
+                         where=where))
         ctx.expect(not profs or any(getattr(p, "profile_memory", False) for p in profs),
-                   f"{where}: your profiler ran without profile_memory=True, so its memory columns are "
-                   f"all 0: pass profile_memory=True to profile(...)")
+                   ctx.t("{where}: your profiler ran without profile_memory=True, so its memory columns are "
+                         "all 0: pass profile_memory=True to profile(...)", where=where))
         ctx.expect(any(float(v) != 0 for v in got.values()),
-                   f"{where}: every layer reports 0 bytes: read each label's cpu_memory_usage (\"CPU Mem\"); "
-                   f"its self_cpu_memory_usage stays near 0, because the ops inside the label do the "
-                   f"allocating")
+                   ctx.t("{where}: every layer reports 0 bytes: read each label's cpu_memory_usage (\"CPU Mem\"); "
+                         "its self_cpu_memory_usage stays near 0, because the ops inside the label do the "
+                         "allocating", where=where))
         if len(profiled) != n_layers:
-            ctx.fail(f"{where}: the layers ran {len(profiled)} times while your profiler was recording, "
-                     f"{len(profiled) / n_layers:.3g} forward passes of these {n_layers} layers: profile "
-                     f"exactly one forward pass (a second one adds its own allocations, and frees the "
-                     f"first one's graph inside some layer's label)")
+            ctx.fail(ctx.t("{where}: the layers ran {runs} times while your profiler was recording, "
+                           "{passes:.3g} forward passes of these {n} layers: profile exactly one forward pass (a "
+                           "second one adds its own allocations, and frees the first one's graph inside some "
+                           "layer's label)", where=where, runs=len(profiled), passes=len(profiled) / n_layers,
+                           n=n_layers))
 
         wrong = [n for n in expected if not _close(got[n], expected[n])]
         if wrong:
@@ -159,30 +162,32 @@ def check(ctx):
             inside = _measure(model, x, inside=True)
             own_self = _measure(model, x, column="self_cpu_memory_usage")
             outputs = _output_bytes(model, x)
-            said = f"{where}: layer {name!r} reports {_kb(value)}, the checker measured {_kb(expected[name])}"
+            said = ctx.t("{where}: layer {name!r} reports {got}, the checker measured {want}",
+                         where=where, name=name, got=_kb(value), want=_kb(expected[name]))
             if all(_close(got[n], own_self[n]) for n in expected):
-                ctx.fail(f"{said}. Your numbers are the labels' self_cpu_memory_usage (\"Self CPU Mem\"): a "
-                         f"label allocates nothing itself, the ops inside it do, and frees count against it. "
-                         f"Read cpu_memory_usage, which includes the ops inside the label")
+                ctx.fail(ctx.t("{said}. Your numbers are the labels' self_cpu_memory_usage (\"Self CPU Mem\"): a "
+                               "label allocates nothing itself, the ops inside it do, and frees count against it. "
+                               "Read cpu_memory_usage, which includes the ops inside the label", said=said))
             if all(_close(got[n], inside[n]) for n in expected):
-                ctx.fail(f"{said}. You hand the output on to the next layer inside the label (h = layer(h) "
-                         f"in the `with record_function` block): the previous activation, which nothing "
-                         f"else needs, is then freed inside this layer's label and counted against it. "
-                         f"Keep the output in its own variable and move it on after the block")
+                ctx.fail(ctx.t("{said}. You hand the output on to the next layer inside the label (h = layer(h) "
+                               "in the `with record_function` block): the previous activation, which nothing "
+                               "else needs, is then freed inside this layer's label and counted against it. "
+                               "Keep the output in its own variable and move it on after the block", said=said))
             if _close(value, outputs[name]):
-                ctx.fail(f"{said}: only the size of its output, which is all a layer keeps under "
-                         f"torch.no_grad(). With autograd on it also keeps what it saves for backward: "
-                         f"measure with the profiler, with autograd on")
+                ctx.fail(ctx.t("{said}: only the size of its output, which is all a layer keeps under "
+                               "torch.no_grad(). With autograd on it also keeps what it saves for backward: "
+                               "measure with the profiler, with autograd on", said=said))
             if value < 0:
-                ctx.fail(f"{said}: a negative number means more was freed than allocated inside its label; "
-                         f"something your code drops inside the label is counted against the layer. "
-                         f"Read the label's cpu_memory_usage, and move tensors on only after the block")
-            ctx.fail(f"{said} (the label's cpu_memory_usage, the table's \"CPU Mem\" column, which "
-                     f"includes the ops inside the label, for one forward pass with autograd on)")
+                ctx.fail(ctx.t("{said}: a negative number means more was freed than allocated inside its label; "
+                               "something your code drops inside the label is counted against the layer. "
+                               "Read the label's cpu_memory_usage, and move tensors on only after the block",
+                               said=said))
+            ctx.fail(ctx.t("{said} (the label's cpu_memory_usage, the table's \"CPU Mem\" column, which "
+                           "includes the ops inside the label, for one forward pass with autograd on)", said=said))
 
         name = mine.hungriest_layer(model, x)
-        ctx.expect(name == top, f"{where}: hungriest_layer returned {name!r}, but {top!r} keeps the most "
-                                f"memory ({_kb(expected[top])})")
+        ctx.expect(name == top, ctx.t("{where}: hungriest_layer returned {name!r}, but {top!r} keeps the most "
+                                      "memory ({kb})", where=where, name=name, top=top, kb=_kb(expected[top])))
         ctx.figure(f"hungriest_trial{trial + 1}", {
             "learner_bytes": int(got[top]), "reference_bytes": expected[top],
             "compares": f"your layer_memory[{top!r}] vs the checker's own profile of the same layer"})

@@ -20,7 +20,8 @@ def _steps_in(ctx, path):
     try:
         trace = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        ctx.fail(f"{path.name} is not valid JSON ({exc}): write traces with prof.export_chrome_trace")
+        ctx.fail(ctx.t("{file} is not valid JSON ({error}): write traces with prof.export_chrome_trace",
+                       file=path.name, error=exc))
     events = trace.get("traceEvents", []) if isinstance(trace, dict) else []
     names = [str(e.get("name", "")) for e in events if isinstance(e, dict)]
     steps = sorted({int(m.group(1)) for n in names for m in [_STEP.match(n)] if m})
@@ -65,8 +66,8 @@ def check(ctx):
         # its repeat=2 limit.
         low = 2 if trial == 0 else 1
         num_steps = 2 * cycle + int(ctx.randint(low, cycle + 2, (1,)))
-        desc = (f"schedule(wait={kw['wait']}, warmup={kw['warmup']}, active={kw['active']}, "
-                f"repeat={kw['repeat']}) over {num_steps} steps")
+        desc = ctx.t("schedule(wait={wait}, warmup={warmup}, active={active}, repeat={repeat}) over {n} steps",
+                     n=num_steps, **kw)
         folder = ctx.tmpdir / f"traces_{trial}"
         folder.mkdir()
         calls = [0]
@@ -78,34 +79,38 @@ def check(ctx):
         ctx.phase(f"trial {trial + 1}/{len(cases)}: your profile_steps, {desc}")
         mine.profile_steps(step_fn, num_steps, trace_dir=str(folder), **kw)
         ctx.expect(calls[0] == num_steps,
-                   f"{desc}: step_fn was called {calls[0]} times, expected num_steps={num_steps}")
+                   ctx.t("{desc}: step_fn was called {calls} times, expected num_steps={n}",
+                         desc=desc, calls=calls[0], n=num_steps))
 
         expected = _own_windows(ctx, num_steps, kw, ctx.tmpdir / f"own_{trial}")
         files = sorted(folder.glob("*.json"))
         if len(files) != len(expected):
             why = ""
             if not files:
-                why = (": pass on_trace_ready=your handler to profile(...), and call prof.step() after "
-                       "every step (the schedule only advances on prof.step())")
+                why = ctx.t(": pass on_trace_ready=your handler to profile(...), and call prof.step() after "
+                            "every step (the schedule only advances on prof.step())")
             elif len(files) < len(expected):
-                why = (": if the handler writes the same file name every time, each trace overwrites "
-                       "the last; put prof.step_num in the name")
+                why = ctx.t(": if the handler writes the same file name every time, each trace overwrites "
+                            "the last; put prof.step_num in the name")
             elif kw["repeat"]:
-                why = f": repeat={kw['repeat']} limits how many cycles are recorded"
-            ctx.fail(f"{desc}: on_trace_ready should have fired {len(expected)} times, giving "
-                     f"{len(expected)} trace file(s); trace_dir has {len(files)}{why}")
+                why = ctx.t(": repeat={repeat} limits how many cycles are recorded", repeat=kw["repeat"])
+            ctx.fail(ctx.t("{desc}: on_trace_ready should have fired {n} times, giving {n} trace file(s); "
+                           "trace_dir has {found}{why}", desc=desc, n=len(expected), found=len(files), why=why))
         found = sorted(_steps_in(ctx, p) for p in files)
         got, want = [s for s, _ in found], sorted(s for s, _ in expected)
         ctx.expect(got == want,
-                   f"{desc}: the traces hold profiler steps {got}, expected {want}: "
-                   f"use schedule(wait=..., warmup=..., active=..., repeat=...) with the numbers given")
+                   ctx.t("{desc}: the traces hold profiler steps {got}, expected {want}: "
+                         "use schedule(wait=..., warmup=..., active=..., repeat=...) with the numbers given",
+                         desc=desc, got=got, want=want))
         got_calls, want_calls = [c for _, c in found], sorted(c for _, c in expected)
         if got_calls != want_calls:
             shifted = [[c - 1 for c in w] for w in want_calls]
-            ctx.fail(f"{desc}: your traces record calls {got_calls} of step_fn (counting from 0), "
-                     f"expected {want_calls}"
-                     + (": each window is off by one call. prof.step() marks the END of a step: call "
-                        "it right after step_fn(), not before" if got_calls == [[c + 1 for c in w] for w in want_calls]
-                        or got_calls == shifted else
-                        ": call step_fn() once per step and prof.step() right after it"))
+            if got_calls == [[c + 1 for c in w] for w in want_calls] or got_calls == shifted:
+                ctx.fail(ctx.t("{desc}: your traces record calls {got} of step_fn (counting from 0), expected "
+                               "{want}: each window is off by one call. prof.step() marks the END of a step: "
+                               "call it right after step_fn(), not before", desc=desc, got=got_calls,
+                               want=want_calls))
+            ctx.fail(ctx.t("{desc}: your traces record calls {got} of step_fn (counting from 0), expected "
+                           "{want}: call step_fn() once per step and prof.step() right after it",
+                           desc=desc, got=got_calls, want=want_calls))
         ctx.figure(f"traces_trial{trial + 1}", {"learner": len(files), "expected": len(expected)})

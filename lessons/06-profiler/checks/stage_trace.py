@@ -12,10 +12,19 @@ LABELS = ("forward", "backward", "optimizer_step")
 
 # What each stage's range must contain (checked on event names inside the range).
 _INSIDE = {
-    "forward": (lambda n: n in ("aten::addmm", "aten::linear"), "the model's ops (aten::linear/aten::addmm)"),
-    "backward": (lambda n: n.endswith("Backward0"), "autograd's backward ops (…Backward0)"),
-    "optimizer_step": (lambda n: n.startswith("Optimizer.step#"), "the optimizer's step (Optimizer.step#…)"),
+    "forward": lambda n: n in ("aten::addmm", "aten::linear"),
+    "backward": lambda n: n.endswith("Backward0"),
+    "optimizer_step": lambda n: n.startswith("Optimizer.step#"),
 }
+
+
+def _what(ctx, label):
+    """What the `label` range must contain, in the learner's words."""
+    if label == "forward":
+        return ctx.t("the model's ops (aten::linear/aten::addmm)")
+    if label == "backward":
+        return ctx.t("autograd's backward ops (…Backward0)")
+    return ctx.t("the optimizer's step (Optimizer.step#…)")
 
 
 def check(ctx):
@@ -39,9 +48,9 @@ def check(ctx):
             loss = mine.train_step_with_trace(model, opt, x, y, str(path))
         except AttributeError as exc:
             if "'NoneType' object has no attribute 'save'" in str(exc):
-                ctx.fail("export_chrome_trace was called while the profiler was still running: the "
-                         "trace only exists once the `with profile(...)` block has ended, so export "
-                         "after that block")
+                ctx.fail(ctx.t("export_chrome_trace was called while the profiler was still running: the "
+                               "trace only exists once the `with profile(...)` block has ended, so export "
+                               "after that block"))
             raise
 
         ref_loss = nn.functional.cross_entropy(ref_model(x), y)
@@ -49,47 +58,50 @@ def check(ctx):
         ref_opt.step()
         ref_opt.zero_grad()
         ctx.expect(isinstance(loss, (int, float)) and not isinstance(loss, bool),
-                   f"train_step_with_trace should return the loss as a float (loss.item()), got "
-                   f"{type(loss).__name__}")
+                   ctx.t("train_step_with_trace should return the loss as a float (loss.item()), got {type}",
+                         type=type(loss).__name__))
         ctx.expect_close("the returned loss", float(loss), ref_loss.item(), rtol=1e-5, atol=1e-6)
         for (pname, p), ref_p in zip(model.named_parameters(), ref_model.parameters()):
             ctx.expect_close(f"parameter {pname} after the step", p.detach(), ref_p.detach(),
                              rtol=1e-5, atol=1e-6)
         ctx.expect(all(p.grad is None or not p.grad.any() for p in model.parameters()),
-                   "the gradients are still set after the step: call optimizer.zero_grad() in the "
-                   "optimizer_step stage")
+                   ctx.t("the gradients are still set after the step: call optimizer.zero_grad() in the "
+                         "optimizer_step stage"))
 
-        ctx.expect(path.exists(), f"no trace file was written at trace_path ({path.name})")
+        ctx.expect(path.exists(), ctx.t("no trace file was written at trace_path ({file})", file=path.name))
         try:
             trace = json.loads(path.read_text(encoding="utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            ctx.fail(f"the trace file is not valid JSON ({exc}): write it with prof.export_chrome_trace")
+            ctx.fail(ctx.t("the trace file is not valid JSON ({error}): write it with prof.export_chrome_trace",
+                           error=exc))
         events = trace.get("traceEvents") if isinstance(trace, dict) else None
-        ctx.expect(isinstance(events, list), "the trace has no `traceEvents` list: write it with "
-                                             "prof.export_chrome_trace(trace_path)")
+        ctx.expect(isinstance(events, list), ctx.t("the trace has no `traceEvents` list: write it with "
+                                                   "prof.export_chrome_trace(trace_path)"))
         spans = [e for e in events if isinstance(e, dict) and e.get("ph") == "X" and "ts" in e]
 
         ranges = {}
         for label in LABELS:
             found = [e for e in spans if e.get("name") == label]
-            ctx.expect(found, f"the trace has no {label!r} range: wrap that stage in "
-                              f"`with record_function({label!r}):` inside the profile block")
-            ctx.expect(len(found) == 1, f"the trace has {len(found)} {label!r} ranges, expected one")
+            ctx.expect(found, ctx.t("the trace has no {label!r} range: wrap that stage in "
+                                    "`with record_function({label!r}):` inside the profile block", label=label))
+            ctx.expect(len(found) == 1, ctx.t("the trace has {n} {label!r} ranges, expected one",
+                                              n=len(found), label=label))
             e = found[0]
-            ctx.expect(float(e.get("dur", 0)) > 0, f"the {label!r} range has zero duration: it must "
-                                                   f"enclose the stage's code")
+            ctx.expect(float(e.get("dur", 0)) > 0, ctx.t("the {label!r} range has zero duration: it must "
+                                                         "enclose the stage's code", label=label))
             ranges[label] = (float(e["ts"]), float(e["ts"]) + float(e["dur"]))
 
         for label in LABELS:
             start, end = ranges[label]
-            test, what = _INSIDE[label]
+            test = _INSIDE[label]
             inside = [e for e in spans if test(str(e.get("name", "")))
                       and start <= float(e["ts"]) <= end]
-            ctx.expect(inside, f"the {label!r} range contains none of {what}: put that stage's code "
-                               f"inside `with record_function({label!r}):`")
+            ctx.expect(inside, ctx.t("the {label!r} range contains none of {what}: put that stage's code "
+                                     "inside `with record_function({label!r}):`", label=label,
+                                     what=_what(ctx, label)))
 
         f, b, o = (ranges[k] for k in LABELS)
         ctx.expect(f[1] <= b[0] + 1 and b[1] <= o[0] + 1,
-                   "the ranges overlap or are out of order: expected forward, then backward, then "
-                   "optimizer_step, one after another (not nested)")
+                   ctx.t("the ranges overlap or are out of order: expected forward, then backward, then "
+                         "optimizer_step, one after another (not nested)"))
         ctx.figure(f"stage_us_trial{trial + 1}", {k: ranges[k][1] - ranges[k][0] for k in LABELS})

@@ -20,32 +20,33 @@ def check(ctx):
     except Exception as exc:  # a TorchScript compile error: show where it points
         first, rest = first_lines(exc, 12)
         if "default value of type" in first:
-            first += " (a None default needs Optional[...], e.g. Optional[float] = None)"
-        ctx.fail(f"script_model failed: {first}", rest)
+            ctx.fail(ctx.t("script_model failed: {error} (a None default needs Optional[...], e.g. "
+                           "Optional[float] = None)", error=first), rest)
+        ctx.fail(ctx.t("script_model failed: {error}", error=first), rest)
     ctx.expect(isinstance(scripted, torch.jit.ScriptModule),
-               f"script_model returned a {type(scripted).__name__}, expected the ScriptModule "
-               "that torch.jit.script(model) returns")
+               ctx.t("script_model returned a {type}, expected the ScriptModule that torch.jit.script(model) "
+                     "returns", type=type(scripted).__name__))
     ctx.expect(not isinstance(scripted, torch.jit.TracedModule),
-               "script_model returned a traced module: a trace records one path through forward; "
-               "use torch.jit.script to keep the `if flag:`")
+               ctx.t("script_model returned a traced module: a trace records one path through forward; "
+                     "use torch.jit.script to keep the `if flag:`"))
 
     args = scripted.forward.schema.arguments[1:]  # [0] is self
-    ctx.expect(len(args) == 3, "forward should take (x, flag, temperature=None), "
-                               f"your scripted forward takes {len(args)} argument(s)")
+    ctx.expect(len(args) == 3, ctx.t("forward should take (x, flag, temperature=None), your scripted forward "
+                                     "takes {n} argument(s)", n=len(args)))
     flag_type, temp_type = str(args[1].type), str(args[2].type)
     ctx.expect(flag_type == "bool",
-               f"your scripted forward takes `{args[1].name}` as {flag_type}: TorchScript assumes an "
-               "unannotated argument is a Tensor; annotate it `flag: bool`")
+               ctx.t("your scripted forward takes `{name}` as {type}: TorchScript assumes an unannotated "
+                     "argument is a Tensor; annotate it `flag: bool`", name=args[1].name, type=flag_type))
     ctx.expect(temp_type == "Optional[float]",
-               f"your scripted forward takes `{args[2].name}` as {temp_type}: it is either None or a "
-               "float, so annotate it `temperature: Optional[float] = None`")
+               ctx.t("your scripted forward takes `{name}` as {type}: it is either None or a float, so "
+                     "annotate it `temperature: Optional[float] = None`", name=args[2].name, type=temp_type))
 
     # The ground truth: the reference's eager TwoHeads with the same weights.
     eager = ctx.reference.TwoHeads()
     try:
         eager.load_state_dict(model.state_dict())
     except RuntimeError as exc:
-        ctx.fail("TwoHeads' layers differ from the given ones: change only the annotations",
+        ctx.fail(ctx.t("TwoHeads' layers differ from the given ones: change only the annotations"),
                  first_lines(exc, 4)[1])
 
     shapes = [(8, 16), (1, 16), (5, 16), (2, 3, 16)]
@@ -58,7 +59,8 @@ def check(ctx):
                 out = scripted(x, flag, temp)
             except Exception as exc:
                 first, rest = first_lines(exc, 12)
-                ctx.fail(f"calling your scripted module with {where} failed: {first}", rest)
+                ctx.fail(ctx.t("calling your scripted module with {where} failed: {error}", where=where,
+                               error=first), rest)
             with torch.no_grad():
                 expected = eager(x, flag, temp)
             ctx.expect_close(f"scripted output with {where}, input shape {tuple(x.shape)}", out, expected)

@@ -29,8 +29,8 @@ def check(ctx):
         warnings.simplefilter("always")
         traced = mine.trace_gate(model, example)
     ctx.expect(isinstance(traced, torch.jit.TracedModule),
-               f"trace_gate returned a {type(traced).__name__}: it should return "
-               "torch.jit.trace(model, example), a traced module (this step shows the trap)")
+               ctx.t("trace_gate returned a {type}: it should return torch.jit.trace(model, example), a traced "
+                     "module (this step shows the trap)", type=type(traced).__name__))
     tracer_warnings = [w for w in caught if issubclass(w.category, torch.jit.TracerWarning)]
     ctx.figure("tracer_warnings", len(tracer_warnings))
     with torch.no_grad():
@@ -39,12 +39,18 @@ def check(ctx):
                          traced(example), expected_example)
         gap = (traced(other) - expected_other).abs().max().item()
     ctx.figure("traced_error_on_other_branch", gap)
-    ctx.expect(gap > 1e-3, "your traced module is also right on the other branch: trace_gate should "
-                           "trace `model` once with `example`, so only that example's branch is recorded")
+    ctx.expect(gap > 1e-3, ctx.t("your traced module is also right on the other branch: trace_gate should "
+                                 "trace `model` once with `example`, so only that example's branch is recorded"))
 
     learner_gap = mine.trap_gap(model, traced, other)
     ctx.expect(isinstance(learner_gap, float),
-               f"trap_gap returned a {type(learner_gap).__name__}, expected a Python float (use .item())")
+               ctx.t("trap_gap returned a {type}, expected a Python float (use .item())",
+                     type=type(learner_gap).__name__))
+    # The half-right gap: the traced module compared with itself (or anything that is 0 on `other`),
+    # while the trace is wrong there by `gap` (> 1e-3, checked above).
+    ctx.expect(learner_gap != 0.0,
+               ctx.t("trap_gap returned 0.0, but the traced module is off by {gap:.3g} on `other`: compare the "
+                     "traced module with the eager model there, not with itself", gap=gap))
     ctx.expect_close("trap_gap (the largest |traced(other) - model(other)|)", learner_gap, gap,
                      rtol=1e-5, atol=1e-6)
 
@@ -52,8 +58,12 @@ def check(ctx):
     ctx.phase("checking your fix_gate")
     fixed = mine.fix_gate(model)
     ctx.expect(isinstance(fixed, torch.jit.ScriptModule),
-               f"fix_gate returned a {type(fixed).__name__}, expected a TorchScript module "
-               "(torch.jit.ScriptModule), for example torch.jit.script(model)")
+               ctx.t("fix_gate returned a {type}, expected a TorchScript module (torch.jit.ScriptModule), for "
+                     "example torch.jit.script(model)", type=type(fixed).__name__))
+    ctx.expect(not isinstance(fixed, torch.jit.TracedModule),
+               ctx.t("fix_gate returned a traced module: a trace records only the branch its example took, "
+                     "whatever example you give it, so the fixed module is still wrong on the other branch. "
+                     "Compile the source instead (torch.jit.script keeps the `if`)"))
     for trial in ctx.trials(4):
         positive = trial % 2 == (0 if example_positive else 1)  # the trace's branch first, then the other
         rows = (8, 8, 1, 17)[trial]

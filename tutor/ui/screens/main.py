@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from rich.text import Text
 from textual import events, on
@@ -44,8 +44,10 @@ from tutor.ui.status import (
     needs_text,
     step_status,
 )
-from tutor.ui.widgets.editor import CodeEditor
 from tutor.ui.widgets.guide import GuideView
+
+if TYPE_CHECKING:
+    from tutor.ui.widgets.editor import CodeEditor
 from tutor.ui.widgets.hints import HintPanel, code_suggestion
 from tutor.ui.widgets.keybar import KeyBar
 from tutor.ui.widgets.navigator import StepNavigator
@@ -205,7 +207,7 @@ class MainScreen(Screen[None]):
         self.step: Step | None = None
         self.saver = Saver(
             self,
-            lambda: self.query_one("#editor", CodeEditor),
+            self._editor,
             lambda: self.tutor.progress,
             self.error,
             self.refresh_status,
@@ -240,12 +242,21 @@ class MainScreen(Screen[None]):
         yield Static(id="too-small")
         yield KeyBar(id="keys")
 
+    def _editor(self) -> CodeEditor:
+        # Imported when the work pane is built, after the first paint (TextArea and its
+        # syntax support cost ~10 ms of start-up that a reading step does not need).
+        from tutor.ui.widgets.editor import CodeEditor
+
+        return self.query_one("#editor", CodeEditor)
+
     async def _build_work(self) -> None:
         """Mount the editor, type-along area and panels (once). A reading step's first paint
         does without them (they are built just after it); an exercise waits for them."""
         if self._work_ready.is_set():
             return
         if not self._work_started:
+            from tutor.ui.widgets.editor import CodeEditor
+
             self._work_started = True
             switcher = ContentSwitcher(
                 CodeEditor.for_code(id="editor", language_later=True),
@@ -361,7 +372,7 @@ class MainScreen(Screen[None]):
     def _cursor_into_view(self) -> None:
         if not self._work_built:
             return
-        editor = self.query_one("#editor", CodeEditor)
+        editor = self._editor()
         if editor.display:
             editor.scroll_cursor_visible()
 
@@ -496,8 +507,9 @@ class MainScreen(Screen[None]):
             line += f"  ·  id: {self.step.id}"
         self.query_one("#step-title", Static).update(line)
         self.tutor.update_header(self.chapter, snap)
+        # One row whatever it says: no layout pass for it.
         self.query_one("#title-bar", Static).update(
-            Text(f"{self.app.title} — {chapter_progress_label(self.chapter, snap)}")
+            Text(f"{self.app.title} — {chapter_progress_label(self.chapter, snap)}"), layout=False
         )
 
     def _show_work(self, step: Step) -> None:
@@ -541,7 +553,7 @@ class MainScreen(Screen[None]):
         return ""
 
     def _open_exercise(self, ex: Exercise) -> None:
-        editor = self.query_one("#editor", CodeEditor)
+        editor = self._editor()
         f = EditorFile(self.tutor.workspace, ex)
         try:
             text = f.load()
@@ -577,20 +589,16 @@ class MainScreen(Screen[None]):
     def _remember_cursor(self) -> None:
         f = self.saver.file
         if f is not None:
-            row, col = self.query_one("#editor", CodeEditor).cursor_location
+            row, col = self._editor().cursor_location
             self._set_state(f"cursor.{f.exercise.id}", f"{row},{col}")
 
     def _mount_passage(self, step: Passage) -> None:
         area = self.query_one("#typing-area", Container)
         area.remove_children()
         code = step.code()
-        widget: Widget
-        try:  # written by another module owner; absent until it lands
-            from tutor.ui.widgets.typealong import TypeAlong
-        except ImportError:
-            widget = CodeEditor.for_code(code, read_only=True, id="passage-code")
-        else:
-            widget = TypeAlong(passage_key=step.key, target=code, progress=self.tutor.progress)
+        from tutor.ui.widgets.typealong import TypeAlong
+
+        widget = TypeAlong(passage_key=step.key, target=code, progress=self.tutor.progress)
         area.mount(widget)
         self.call_after_refresh(widget.focus)
 
@@ -617,7 +625,7 @@ class MainScreen(Screen[None]):
         the screen gets the key)."""
         if self.exercise is None:
             return
-        editor = self.query_one("#editor", CodeEditor)
+        editor = self._editor()
         if self.has_class("-zoom-guide"):  # the editor is hidden: Esc brings it back
             if event.key == "escape":
                 event.stop()
@@ -640,8 +648,7 @@ class MainScreen(Screen[None]):
             event.stop()
             editor.focus()  # Esc from the guide or a panel: back to the code
 
-    @on(CodeEditor.EscapePressed)
-    def _escape(self) -> None:
+    def on_code_editor_escape_pressed(self) -> None:
         """Esc in the editor closes the most recently opened panel; focus stays put."""
         while self._panels:
             name = self._panels.pop()
@@ -828,8 +835,7 @@ class MainScreen(Screen[None]):
         except Exception:
             return False
 
-    @on(CodeEditor.HintRequested)
-    def _hint_from_editor(self, message: CodeEditor.HintRequested) -> None:
+    def on_code_editor_hint_requested(self, message: CodeEditor.HintRequested) -> None:
         self._next_hint(message.row)
 
     def action_hint(self) -> None:
@@ -844,7 +850,7 @@ class MainScreen(Screen[None]):
             self._mistake = None
             panel = self.query_one(HintPanel)
             panel.show_targeted(targeted[1])
-            self.query_one("#editor", CodeEditor).set_ghost(code_suggestion(targeted[1]), row)
+            self._editor().set_ghost(code_suggestion(targeted[1]), row)
             self._opened("hints")
             return
         used = self._hints_used(ex)
@@ -865,7 +871,7 @@ class MainScreen(Screen[None]):
         panel = self.query_one(HintPanel)
         panel.show_hints(ex.hints, revealed)
         latest = ex.hints[revealed - 1] if revealed else ""
-        self.query_one("#editor", CodeEditor).set_ghost(code_suggestion(latest), row)
+        self._editor().set_ghost(code_suggestion(latest), row)
         if panel.open:
             self._opened("hints")
 
@@ -888,7 +894,7 @@ class MainScreen(Screen[None]):
 
     def _show_solution(self, ex: Exercise) -> None:
         self.save_now()
-        mine = self.query_one("#editor", CodeEditor).text
+        mine = self._editor().text
         from tutor.ui.screens.solution import (
             SolutionScreen,  # dialogs load when first opened
         )

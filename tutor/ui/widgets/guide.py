@@ -62,18 +62,39 @@ class _PerWidth:
         return Measurement(1, options.max_width)
 
 
+FIRST_SCREEN_LINES = 60  # source lines: each is at least one row, more than any terminal shows
+
+
+def first_screen(markdown: str, lines: int = FIRST_SCREEN_LINES) -> str:
+    """The start of `markdown`, cut at the first blank line outside a code fence after
+    `lines` lines (never inside a fenced block, which would render the rest as code)."""
+    fenced = False
+    rows = markdown.split("\n")
+    for i, row in enumerate(rows):
+        if row.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        elif i >= lines and not fenced and not row.strip():
+            return "\n".join(rows[:i])
+    return markdown
+
+
 class GuideView(Static):
     """Shows one step's Markdown; `source` is the text shown."""
 
     source = ""
+    _partial = False  # showing only the first screen of `source`
 
     def show(self, markdown: str) -> None:
         self.source = markdown
-        self.update(_PerWidth(GuideMarkdown(markdown, code_theme="monokai", hyperlinks=False)))
+        # Before the first screen is up, only the part that fills it: rendering a whole page
+        # held the first paint back by ~20 ms. `highlight_code` (just after) shows it all.
+        shown = markdown if _CodeBlock.highlight else first_screen(markdown)
+        self._partial = shown is not markdown
+        self.update(_PerWidth(GuideMarkdown(shown, code_theme="monokai", hyperlinks=False)))
 
     def highlight_code(self) -> None:
         """Highlight code blocks from now on (call after the first paint)."""
-        if not _CodeBlock.highlight:
-            _CodeBlock.highlight = True
-            if self.source:
-                self.show(self.source)
+        again = not _CodeBlock.highlight or self._partial
+        _CodeBlock.highlight = True
+        if again and self.source:
+            self.show(self.source)

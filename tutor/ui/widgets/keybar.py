@@ -29,6 +29,7 @@ class KeyBar(Static):
         # (first cell, last cell, namespace, action) of each key shown, for clicks
         self._spans: list[tuple[int, int, DOMNode, str]] = []
         self.shown: list[tuple[str, Binding]] = []  # (key label, binding), in order
+        self._text = Text()
 
     def on_mount(self) -> None:
         self.screen.bindings_updated_signal.subscribe(self, self._bindings_changed)
@@ -59,7 +60,11 @@ class KeyBar(Static):
             spans.append((start, text.cell_len, namespace, binding.action))
             shown.append((label, binding))
         self._spans, self.shown = spans, shown
-        self.update(text)
+        # Called on every bindings change (focus moves, each screen refresh at startup): the
+        # same keys again need no repaint, and a one-row bar never needs a layout pass.
+        if text != self._text:
+            self._text = text
+            self.update(text, layout=False)
 
     async def on_click(self, event: events.Click) -> None:
         for start, end, namespace, action in self._spans:
