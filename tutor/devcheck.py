@@ -293,33 +293,46 @@ def mistake_problems(exercises: list[Exercise], runner: Runner, scratch: Path, r
     """Every targeted hint is reachable: its mutant (the mistake written into the solution)
     fails the check with a reason that contains the mistake's words."""
     problems: list[str] = []
-    for e in exercises:
-        solution = e.solution.read_text(encoding="utf-8")
-        for j, m in enumerate(e.mistakes):
-            where = f"{e.key}: mistakes[{j}]"
-            if not m.mutant:
-                problems.append(f"{where}: no mutant, so nothing shows that its hint can be reached")
-                continue
-            source = solution
-            missing = [old for old, _ in m.mutant if old not in source]
-            if missing:
-                problems.append(f"{where}: the mutant's text {missing[0]!r} is not in the solution")
-                continue
-            for old, new in m.mutant:
-                source = source.replace(old, new)
-            if not run:
-                continue
-            path = scratch / f"{e.id}-mistake-{j}" / e.stub.name
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(source, encoding="utf-8")
-            v = runner.check(e, path)
-            if v.status == "skipped":
-                continue
-            if v.status != "failed" or not m.matches(v.reason):
-                problems.append(
-                    f"{where}: its mutant gives {v.status}: {v.reason[:160]!r}, which does not "
-                    f"contain {m.when!r}: the targeted hint would never be offered"
-                )
+    # The mistakes' words are the English manifest's: the checks speak English for this.
+    spoken = i18n.language()
+    i18n.set_language(DEFAULT_LANGUAGE)
+    try:
+        for e in exercises:
+            problems += _mistakes_of(e, runner, scratch, run)
+    finally:
+        i18n.set_language(spoken)
+    return problems
+
+
+def _mistakes_of(e: Exercise, runner: Runner, scratch: Path, run: bool) -> list[str]:
+    """The problems with one exercise's targeted hints (see `mistake_problems`)."""
+    problems: list[str] = []
+    solution = e.solution.read_text(encoding="utf-8")
+    for j, m in enumerate(e.mistakes):
+        where = f"{e.key}: mistakes[{j}]"
+        if not m.mutant:
+            problems.append(f"{where}: no mutant, so nothing shows that its hint can be reached")
+            continue
+        source = solution
+        missing = [old for old, _ in m.mutant if old not in source]
+        if missing:
+            problems.append(f"{where}: the mutant's text {missing[0]!r} is not in the solution")
+            continue
+        for old, new in m.mutant:
+            source = source.replace(old, new)
+        if not run:
+            continue
+        path = scratch / f"{e.id}-mistake-{j}" / e.stub.name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(source, encoding="utf-8")
+        v = runner.check(e, path)
+        if v.status == "skipped":
+            continue
+        if v.status != "failed" or not m.matches(v.reason):
+            problems.append(
+                f"{where}: its mutant gives {v.status}: {v.reason[:160]!r}, which does not "
+                f"contain {m.when!r}: the targeted hint would never be offered"
+            )
     return problems
 
 
