@@ -29,13 +29,14 @@ def _indices(ctx, sampler, what, desc):
             if isinstance(i, np.integer):
                 i = int(i)
             if not isinstance(i, int) or isinstance(i, bool):
-                ctx.fail(f"{what} yielded {i!r} ({type(i).__name__}): a sampler yields dataset indices "
-                         f"as Python ints")
+                ctx.fail(ctx.t("the sampler yielded {value!r} ({type}): a sampler yields dataset indices as "
+                               "Python ints", value=i, type=type(i).__name__))
             out.append(i)
     except Exception as exc:  # a learner's error while iterating, said in one line with the data
         text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        ctx.fail(f"iterating over {what} raised {type(exc).__name__} ({text}) for {desc}: are the "
-                 f"classes taken from the labels themselves (any integers, a class may have one item)?")
+        ctx.fail(ctx.t("iterating over the sampler raised {error} ({text}) for {desc}: are the classes taken "
+                       "from the labels themselves (any integers, a class may have one item)?",
+                       error=type(exc).__name__, text=text, desc=desc))
     return out
 
 
@@ -67,18 +68,19 @@ def _within_class(ctx, first, labels, sizes, desc):
         if draws >= 15 * len(items):
             never = [i for i in items if per_item[i] == 0]
             ctx.expect(not never,
-                       f"{desc}: class {c} has {len(items)} items and was drawn {draws} times, but item "
-                       f"{never[0] if never else 0} (and {max(len(never) - 1, 0)} more) never came up: "
-                       f"every item of a class must be possible (check the range of the random index "
-                       f"within the class)")
+                       ctx.t("{desc}: class {c} has {n} items and was drawn {draws} times, but item {item} (and "
+                             "{more} more) never came up: every item of a class must be possible (check the "
+                             "range of the random index within the class)",
+                             desc=desc, c=c, n=len(items), draws=draws, item=never[0] if never else 0,
+                             more=max(len(never) - 1, 0)))
         if len(items) >= 2 and draws >= 300:
             half = items[: (len(items) + 1) // 2]
             share = sum(per_item[i] for i in half) / draws
             want = len(half) / len(items)
             ctx.expect(abs(share - want) <= 0.1,
-                       f"{desc}: {share:.0%} of class {c}'s draws went to the first {len(half)} of its "
-                       f"{len(items)} items, expected about {want:.0%}: pick uniformly among all the "
-                       f"items of the class")
+                       ctx.t("{desc}: {share:.0%} of class {c}'s draws went to the first {half} of its {n} "
+                             "items, expected about {want:.0%}: pick uniformly among all the items of the class",
+                             desc=desc, share=share, c=c, half=len(half), n=len(items), want=want))
 
 
 def check(ctx):
@@ -89,50 +91,52 @@ def check(ctx):
         num_samples = ctx.choice([3000, 4001, 5000])
         seed = int(ctx.randint(0, 10_000, (1,)))
         given = labels.tolist() if trial == 0 else labels.clone()
-        desc = (f"{n} labels, classes {sorted(sizes)} with {[sizes[c] for c in sorted(sizes)]} items, "
-                f"num_samples={num_samples}")
+        desc = ctx.t("{n} labels, classes {classes} with {sizes} items, num_samples={num_samples}",
+                     n=n, classes=sorted(sizes), sizes=[sizes[c] for c in sorted(sizes)], num_samples=num_samples)
 
         s1 = Sampler(given, num_samples, seed=seed)
         same = given == labels.tolist() if isinstance(given, list) else torch.equal(given, labels)
-        ctx.expect(same, "building the sampler changed the labels it was given (sorted or overwrote "
-                         "them): work on a copy; the dataset's labels belong to the caller")
+        ctx.expect(same, ctx.t("building the sampler changed the labels it was given (sorted or overwrote "
+                               "them): work on a copy; the dataset's labels belong to the caller"))
         ctx.expect(len(s1) == num_samples,
-                   f"len(sampler) is {len(s1)} for {desc}: __len__ must say how many indices one "
-                   f"pass yields, which is num_samples={num_samples}")
+                   ctx.t("len(sampler) is {got} for {desc}: __len__ must say how many indices one pass yields, "
+                         "which is num_samples={num_samples}", got=len(s1), desc=desc, num_samples=num_samples))
         _disturb_global_rngs()
         s2 = Sampler(given, num_samples, seed=seed)
         _disturb_global_rngs()
         first = _indices(ctx, s1, "the sampler", desc)
         ctx.expect(len(first) == num_samples,
-                   f"one pass yielded {len(first)} indices for {desc}, expected num_samples={num_samples}")
+                   ctx.t("one pass yielded {got} indices for {desc}, expected num_samples={num_samples}",
+                         got=len(first), desc=desc, num_samples=num_samples))
         bad = [i for i in first if not 0 <= i < n]
-        ctx.expect(not bad, f"the sampler yielded index {bad[0] if bad else 0}, outside the dataset "
-                            f"(valid indices are 0..{n - 1})")
+        ctx.expect(not bad, ctx.t("the sampler yielded index {index}, outside the dataset (valid indices are "
+                                  "0..{last})", index=bad[0] if bad else 0, last=n - 1))
 
         label_of = labels.tolist()
         drawn = Counter(label_of[i] for i in first)
         for c in sorted(sizes):
             share = drawn.get(c, 0) / num_samples
             ctx.expect(abs(share - 1 / k) <= 0.2 / k,
-                       f"{desc}: class {c} ({sizes[c]} of {n} items) was drawn {share:.1%} of the time, "
-                       f"expected about {1 / k:.1%} (each of the {k} classes equally often)")
+                       ctx.t("{desc}: class {c} ({size} of {n} items) was drawn {share:.1%} of the time, expected "
+                             "about {want:.1%} (each of the {k} classes equally often)",
+                             desc=desc, c=c, size=sizes[c], n=n, share=share, want=1 / k, k=k))
         _within_class(ctx, first, labels, sizes, desc)
 
         _disturb_global_rngs()
         again = _indices(ctx, s2, "the sampler", desc)
         ctx.expect(again == first,
-                   "two samplers with the same labels and seed gave different orders (the global random "
-                   "generators were used in between): draw only from the sampler's own "
-                   "torch.Generator(), seeded in __init__")
+                   ctx.t("two samplers with the same labels and seed gave different orders (the global random "
+                         "generators were used in between): draw only from the sampler's own "
+                         "torch.Generator(), seeded in __init__"))
         second = _indices(ctx, s1, "the sampler", desc)
         ctx.expect(second != first,
-                   "the second pass (next epoch) repeated the first pass's order exactly: create the "
-                   "generator once in __init__ so each pass continues its stream")
+                   ctx.t("the second pass (next epoch) repeated the first pass's order exactly: create the "
+                         "generator once in __init__ so each pass continues its stream"))
         ctx.expect(second == _indices(ctx, s2, "the sampler", desc),
-                   "the second passes of two samplers with the same seed differ: the order must "
-                   "depend only on the seed")
+                   ctx.t("the second passes of two samplers with the same seed differ: the order must "
+                         "depend only on the seed"))
         other = _indices(ctx, Sampler(given, num_samples, seed=seed + 1), "the sampler", desc)
-        ctx.expect(other != first, f"seeds {seed} and {seed + 1} gave the same order: use the seed")
+        ctx.expect(other != first, ctx.t("seeds {a} and {b} gave the same order: use the seed", a=seed, b=seed + 1))
 
     ctx.phase("running the sampler in a DataLoader")
     labels, _ = _make_labels(ctx, 1)
@@ -140,9 +144,11 @@ def check(ctx):
     loader = DataLoader(TensorDataset(torch.arange(len(labels))), batch_size=batch,
                         sampler=Sampler(labels, num_samples, seed=1))
     ctx.expect(len(loader) == math.ceil(num_samples / batch),
-               f"len(DataLoader) is {len(loader)}, expected {math.ceil(num_samples / batch)} batches of {batch}")
+               ctx.t("len(DataLoader) is {got}, expected {want} batches of {batch}",
+                     got=len(loader), want=math.ceil(num_samples / batch), batch=batch))
     got = sum(len(b[0]) for b in loader)
-    ctx.expect(got == num_samples, f"the DataLoader produced {got} items, expected {num_samples}")
+    ctx.expect(got == num_samples, ctx.t("the DataLoader produced {got} items, expected {want}",
+                                         got=got, want=num_samples))
 
     big = torch.randint(0, 10, (200_000,), generator=ctx.generator)
     ctx.time(lambda: Sampler(big, 1000, seed=1),

@@ -38,44 +38,51 @@ def _compare(ctx, mine, batch, pad, what):
     originals = [s.clone() for s, _ in batch]
     got = mine.pad_collate(batch)
     ctx.expect(all(torch.equal(s, o) for (s, _), o in zip(batch, originals)),
-               f"{what}: pad_collate changed the sequences it was given: build the padded batch as a "
-               f"new tensor")
+               ctx.t("{what}: pad_collate changed the sequences it was given: build the padded batch as a "
+                     "new tensor", what=what))
     ctx.expect(isinstance(got, (tuple, list)) and len(got) == 3,
-               f"{what}: pad_collate returned {type(got).__name__}, expected a tuple (padded, lengths, labels)")
+               ctx.t("{what}: pad_collate returned {type}, expected a tuple (padded, lengths, labels)",
+                     what=what, type=type(got).__name__))
     padded, lengths, labels = got
-    ctx.expect(isinstance(padded, torch.Tensor), f"{what}: padded is a {type(padded).__name__}, expected a tensor")
+    ctx.expect(isinstance(padded, torch.Tensor),
+               ctx.t("{what}: padded is a {type}, expected a tensor", what=what, type=type(padded).__name__))
     shape, want = tuple(padded.shape), tuple(exp_padded.shape)
     if shape != want and shape[:2] == want[:2][::-1]:
-        ctx.fail(f"{what}: padded has shape {shape}, expected (batch, longest, ...) = {want}: "
-                 f"put the batch dimension first (batch_first=True)")
+        ctx.fail(ctx.t("{what}: padded has shape {shape}, expected (batch, longest, ...) = {want}: put the batch "
+                       "dimension first (batch_first=True)", what=what, shape=shape, want=want))
     if shape != want and len(shape) == len(want) and shape[0] == want[0] and shape[2:] == want[2:]:
-        ctx.fail(f"{what}: padded has shape {shape}, but the longest sequence in this batch has "
-                 f"{want[1]} steps: pad to the longest sequence of each batch, not to a fixed length")
-    ctx.expect(shape == want, f"{what}: padded has shape {shape}, expected {want} "
-                              f"(batch, longest length in this batch, ...)")
+        ctx.fail(ctx.t("{what}: padded has shape {shape}, but the longest sequence in this batch has {steps} "
+                       "steps: pad to the longest sequence of each batch, not to a fixed length",
+                       what=what, shape=shape, steps=want[1]))
+    ctx.expect(shape == want, ctx.t("{what}: padded has shape {shape}, expected {want} (batch, longest length "
+                                    "in this batch, ...)", what=what, shape=shape, want=want))
     ctx.expect(padded.dtype == exp_padded.dtype,
-               f"{what}: padded has dtype {padded.dtype}, expected the sequences' dtype {exp_padded.dtype}")
+               ctx.t("{what}: padded has dtype {dtype}, expected the sequences' dtype {want}",
+                     what=what, dtype=padded.dtype, want=exp_padded.dtype))
     ctx.expect(isinstance(lengths, torch.Tensor),
-               f"{what}: lengths is a {type(lengths).__name__}, expected an int64 tensor "
-               f"(a model moves it with .to(device) and indexes with it)")
-    ctx.expect(isinstance(labels, torch.Tensor), f"{what}: labels is a {type(labels).__name__}, expected a tensor")
+               ctx.t("{what}: lengths is a {type}, expected an int64 tensor (a model moves it with "
+                     ".to(device) and indexes with it)", what=what, type=type(lengths).__name__))
+    ctx.expect(isinstance(labels, torch.Tensor),
+               ctx.t("{what}: labels is a {type}, expected a tensor", what=what, type=type(labels).__name__))
     if lengths.shape == exp_lengths.shape and not torch.equal(lengths.long(), exp_lengths):
         nonpad = (exp_padded != pad).reshape(len(batch), want[1], -1).any(-1).sum(1)
         ctx.expect(not torch.equal(lengths.long(), nonpad),
-                   f"{what}: lengths {lengths.tolist()} count the values that differ from PAD, but PAD={pad} "
-                   f"also occurs inside the data (the true lengths are {exp_lengths.tolist()}): take "
-                   f"each length from the sequence's shape, before padding")
+                   ctx.t("{what}: lengths {got} count the values that differ from PAD, but PAD={pad} also occurs "
+                         "inside the data (the true lengths are {want}): take each length from the sequence's "
+                         "shape, before padding", what=what, got=lengths.tolist(), pad=pad,
+                         want=exp_lengths.tolist()))
     if not torch.equal(labels, exp_labels) and sorted(labels.tolist()) == sorted(exp_labels.tolist()) \
             and sorted(lengths.tolist()) == sorted(exp_lengths.tolist()):
-        ctx.fail(f"{what}: the samples come out in a different order from the one they arrived in "
-                 f"(lengths {lengths.tolist()}, arrived as {exp_lengths.tolist()}): keep the batch "
-                 f"order; pack_padded_sequence(..., enforce_sorted=False) handles unsorted batches")
+        ctx.fail(ctx.t("{what}: the samples come out in a different order from the one they arrived in (lengths "
+                       "{got}, arrived as {want}): keep the batch order; pack_padded_sequence(..., "
+                       "enforce_sorted=False) handles unsorted batches",
+                       what=what, got=lengths.tolist(), want=exp_lengths.tolist()))
     ctx.expect_equal(f"{what}: lengths (the lengths before padding)", lengths, exp_lengths)
     ctx.expect_equal(f"{what}: labels", labels, exp_labels)
     if shape == want and torch.equal(padded, _expected(batch, pad, left=True)[0]) \
             and not torch.equal(padded, exp_padded):
-        ctx.fail(f"{what}: the PAD values come before each sequence (left padding): put them after it, "
-                 f"so that step t of every row is the sequence's step t")
+        ctx.fail(ctx.t("{what}: the PAD values come before each sequence (left padding): put them after it, so "
+                       "that step t of every row is the sequence's step t", what=what))
     mask = torch.arange(want[1])[None, :] >= exp_lengths[:, None]
     ctx.expect_equal(f"{what}: the padded positions (they must hold PAD={pad})",
                      padded[mask], exp_padded[mask])
@@ -91,7 +98,7 @@ _TRIALS = [(1, None, torch.long), (4, 3, torch.float32), (9, None, torch.long),
 def check(ctx):
     mine = ctx.learner
     pad = mine.PAD
-    ctx.expect(pad == ctx.reference.PAD, f"PAD was changed to {pad!r}; keep PAD = 0")
+    ctx.expect(pad == ctx.reference.PAD, ctx.t("PAD was changed to {pad!r}; keep PAD = 0", pad=pad))
     for trial in ctx.trials(len(_TRIALS)):
         size, features, dtype = _TRIALS[trial]
         lengths = [int(ctx.randint(1, 31, (1,))) for _ in range(size)]
@@ -107,9 +114,14 @@ def check(ctx):
                 batch[1][0].zero_()  # and one made of PAD tokens only
         else:
             batch[0][0][-1] = 0.0  # a last feature vector of exact zeros
-        kind = "token ids" if features is None else f"{features} features"
-        _compare(ctx, mine, batch, pad, f"trial {trial + 1} ({size} sequences of {kind}, "
-                                        f"{str(dtype).replace('torch.', '')}, lengths {lengths})")
+        dname = str(dtype).replace("torch.", "")
+        if features is None:
+            what = ctx.t("trial {i} ({size} sequences of token ids, {dtype}, lengths {lengths})",
+                         i=trial + 1, size=size, dtype=dname, lengths=lengths)
+        else:
+            what = ctx.t("trial {i} ({size} sequences of {features} features, {dtype}, lengths {lengths})",
+                         i=trial + 1, size=size, features=features, dtype=dname, lengths=lengths)
+        _compare(ctx, mine, batch, pad, what)
 
     ctx.phase("running pad_collate in a DataLoader")
     data = [_sample(ctx, int(ctx.randint(1, 20, (1,))), None, torch.long) for _ in range(11)]
@@ -125,4 +137,4 @@ def check(ctx):
     padded, lengths, _ = mine.pad_collate(batch)
     packed = pack_padded_sequence(padded, lengths, batch_first=True, enforce_sorted=False)
     ctx.expect(int(packed.batch_sizes.sum()) == sum(s.shape[0] for s, _ in batch),
-               "pack_padded_sequence with your lengths does not keep exactly the real positions")
+               ctx.t("pack_padded_sequence with your lengths does not keep exactly the real positions"))

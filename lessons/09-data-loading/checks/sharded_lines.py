@@ -31,24 +31,25 @@ def _check_shard(ctx, shard):
         # a tuple for some cases: shard takes any sequence
         items = tuple(names) if n_items % 2 else list(names)
         parts = [list(shard(items, w, n_workers)) for w in range(n_workers)]
-        where = f"shard() of {n_items} items over {n_workers} workers"
-        ctx.expect(list(items) == names, f"{where} changed the list it was given: build a new list "
-                                         f"for the share and leave `items` as it was")
+        where = ctx.t("shard() of {n} items over {workers} workers", n=n_items, workers=n_workers)
+        ctx.expect(list(items) == names, ctx.t("{where} changed the list it was given: build a new list "
+                                               "for the share and leave `items` as it was", where=where))
         counts = Counter(x for p in parts for x in p)
         missing = [x for x in names if counts[x] == 0]
         twice = [x for x in names if counts[x] > 1]
         strange = [x for x in counts if x not in names]
         if strange:
-            ctx.fail(f"{where} returned {strange[0]!r}, which is not one of the items")
-        ctx.expect(not missing, f"{where} loses {len(missing)} item(s), e.g. {missing[:3]}: "
-                                f"the items left over after equal shares must still go to some worker")
+            ctx.fail(ctx.t("{where} returned {item!r}, which is not one of the items", where=where, item=strange[0]))
+        ctx.expect(not missing, ctx.t("{where} loses {n} item(s), e.g. {some}: the items left over after "
+                                      "equal shares must still go to some worker",
+                                      where=where, n=len(missing), some=missing[:3]))
         if twice:
-            ctx.fail(f"{where} gives {twice[0]!r} to {counts[twice[0]]} workers: "
-                     f"each item belongs to exactly one worker")
+            ctx.fail(ctx.t("{where} gives {item!r} to {n} workers: each item belongs to exactly one worker",
+                           where=where, item=twice[0], n=counts[twice[0]]))
         sizes = [len(p) for p in parts]
         ctx.expect(max(sizes) - min(sizes) <= 1,
-                   f"{where} gives shares of sizes {sizes}: they should differ by at most one item "
-                   f"(rounding the share size up leaves the last workers short)")
+                   ctx.t("{where} gives shares of sizes {sizes}: they should differ by at most one item "
+                         "(rounding the share size up leaves the last workers short)", where=where, sizes=sizes))
 
 
 def _write_files(ctx, folder, n_files):
@@ -68,51 +69,54 @@ def _judge_epoch(ctx, tagged, expected, n_files, workers, where):
     got = Counter(s for _, s in tagged)
     extra = [v for v in got if v not in expected]
     if extra:
-        ctx.fail(f"{where}, your dataset yielded {extra[0]!r}, which is not in any file")
+        ctx.fail(ctx.t("{where}, your dataset yielded {value!r}, which is not in any file", where=where, value=extra[0]))
     # Line 0 of every file exists: how often it came out is how often the file was read.
     reads = {f: got[f * _PER_FILE] for f in range(n_files)}
     unread = [f for f, n in reads.items() if n == 0]
     repeated = [f for f, n in reads.items() if n > 1]
     name = lambda f: f"data_{f:02d}.txt"  # noqa: E731
     if unread and repeated:
-        ctx.fail(f"{where}, {name(repeated[0])} was read {reads[repeated[0]]} times and "
-                 f"{name(unread[0])} never: the workers split the files differently from each other. "
-                 f"Every worker must split the same list in the same order, using only its id and "
-                 f"the number of workers (no per-worker shuffling)")
+        ctx.fail(ctx.t("{where}, {twice} was read {n} times and {never} never: the workers split the files "
+                       "differently from each other. Every worker must split the same list in the same "
+                       "order, using only its id and the number of workers (no per-worker shuffling)",
+                       where=where, twice=name(repeated[0]), n=reads[repeated[0]], never=name(unread[0])))
+    unread_names = ", ".join(name(f) for f in unread[:4])
     if unread and len(unread) >= max(workers, 1):
-        ctx.fail(f"{where}, {len(unread)} of {n_files} files were never read "
-                 f"({', '.join(name(f) for f in unread[:4])}): together the shares of the "
-                 f"{workers} worker(s) do not cover the list. Split it by this worker's id and the "
-                 f"number of workers the DataLoader really started (info.id, info.num_workers)")
+        ctx.fail(ctx.t("{where}, {n} of {total} files were never read ({files}): together the shares of the "
+                       "{workers} worker(s) do not cover the list. Split it by this worker's id and the "
+                       "number of workers the DataLoader really started (info.id, info.num_workers)",
+                       where=where, n=len(unread), total=n_files, files=unread_names, workers=workers))
     if unread:
-        ctx.fail(f"{where}, {len(unread)} of {n_files} files were never read "
-                 f"({', '.join(name(f) for f in unread[:4])}): when the file count does not divide "
-                 f"evenly, the leftover files must still go to some worker")
+        ctx.fail(ctx.t("{where}, {n} of {total} files were never read ({files}): when the file count does not "
+                       "divide evenly, the leftover files must still go to some worker",
+                       where=where, n=len(unread), total=n_files, files=unread_names))
     if repeated:
         f = repeated[0]
         readers = sorted({w for w, s in tagged if s == f * _PER_FILE})
         if reads[f] >= max(workers, 1) and len(repeated) == n_files:
-            ctx.fail(f"{where}, every file was read {reads[f]} times, once by each worker: every "
-                     f"worker is reading all the files; use get_worker_info() so each worker reads "
-                     f"only its own share")
-        ctx.fail(f"{where}, {name(f)} was read by workers {readers}: split the files with the "
-                 f"number of workers the DataLoader really started (info.num_workers)")
+            ctx.fail(ctx.t("{where}, every file was read {n} times, once by each worker: every worker is "
+                           "reading all the files; use get_worker_info() so each worker reads only its own "
+                           "share", where=where, n=reads[f]))
+        ctx.fail(ctx.t("{where}, {file} was read by workers {readers}: split the files with the number of "
+                       "workers the DataLoader really started (info.num_workers)",
+                       where=where, file=name(f), readers=readers))
     short = [v for v in expected if got[v] != expected[v]]
-    ctx.expect(not short, f"{where}, sample {short[0] if short else 0} came out {got[short[0]] if short else 0} "
-                          f"times: every line of every file must come out exactly once")
+    ctx.expect(not short, ctx.t("{where}, sample {sample} came out {n} times: every line of every file must "
+                                "come out exactly once", where=where, sample=short[0] if short else 0,
+                                n=got[short[0]] if short else 0))
     if workers >= 2:
         by_file: dict[int, set[int]] = {}
         for w, s in tagged:
             by_file.setdefault(s // _PER_FILE, set()).add(w)
         split = [f for f, ws in by_file.items() if len(ws) > 1]
-        ctx.expect(not split, f"{where}, {name(split[0]) if split else ''} was read by several "
-                              f"workers: shard the list of files, so each file is opened by one "
-                              f"worker only")
+        ctx.expect(not split, ctx.t("{where}, {file} was read by several workers: shard the list of files, "
+                                    "so each file is opened by one worker only",
+                                    where=where, file=name(split[0]) if split else ""))
         per_worker = Counter(next(iter(ws)) for ws in by_file.values())
         sizes = [per_worker.get(w, 0) for w in range(workers)]
         ctx.expect(max(sizes) - min(sizes) <= 1,
-                   f"{where}, the workers read {sizes} files each: spread the files evenly "
-                   f"(shares differ by at most one file)")
+                   ctx.t("{where}, the workers read {sizes} files each: spread the files evenly "
+                         "(shares differ by at most one file)", where=where, sizes=sizes))
 
 
 def check(ctx):
@@ -134,10 +138,12 @@ def check(ctx):
                                     multiprocessing_context="fork" if workers else None)
                 for epoch in (1, 2):
                     tagged = [(int(w), int(s)) for w, s in loader]
-                    where = f"with {n_files} files and num_workers={workers}"
-                    if epoch == 2:
-                        where += (", in the second epoch (the first was right: does __iter__ "
-                                  "change the dataset, e.g. overwrite self.paths?)")
+                    if epoch == 1:
+                        where = ctx.t("with {n} files and num_workers={workers}", n=n_files, workers=workers)
+                    else:
+                        where = ctx.t("with {n} files and num_workers={workers}, in the second epoch (the "
+                                      "first was right: does __iter__ change the dataset, e.g. overwrite "
+                                      "self.paths?)", n=n_files, workers=workers)
                     _judge_epoch(ctx, tagged, expected, n_files, workers, where)
             del loader
     ctx.figure("workers_checked", [0, 1, 2, 3])
