@@ -166,3 +166,12 @@ def solution_verdict(check_code, solution_text) -> Callable[..., Verdict]:
         return verdicts[0]
 
     return run
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """One chapter's tests on one xdist worker (`--dist loadgroup`, set in pyproject): each
+    worker keeps its own warm runner, and a chapter's reference runs are then made once,
+    not once per worker."""
+    for item in items:
+        if "tests/chapters/" in item.nodeid:
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
