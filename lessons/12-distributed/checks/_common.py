@@ -19,11 +19,13 @@ def process_group(backend="gloo", **init):
 
 def call_setup(ctx, name, setup, hint):
     """setup(), a call into the learner's sharding function `name`: an unfinished stub's
-    NotImplementedError goes through, any other exception fails the check with its first line."""
+    NotImplementedError goes through, any other exception fails the check with its first line.
+    `hint` is shown under the reason, already in the learner's language (pass it through ctx.t)."""
     try:
         return setup()
     except NotImplementedError:
         raise
     except Exception as exc:
         text = str(exc).strip()
-        ctx.fail(f"{name} raised {type(exc).__name__}: {text.splitlines()[0] if text else ''}", [hint])
+        ctx.fail(ctx.t("{name} raised {kind}: {message}", name=name, kind=type(exc).__name__,
+                       message=text.splitlines()[0] if text else ""), [hint])

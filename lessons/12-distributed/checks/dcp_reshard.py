@@ -52,18 +52,21 @@ def _check(ctx):
 
         ctx.phase("saving with your save_sharded")
         call_setup(ctx, "save_sharded", lambda: ctx.learner.save_sharded(model, path),
-                   "every rank calls dcp.save(state_dict, checkpoint_id=path)")
+                   ctx.t("every rank calls dcp.save(state_dict, checkpoint_id=path)"))
         dist.barrier()
         for k, v in model.state_dict().items():
             ctx.expect(isinstance(v, DTensor) and torch.equal(v.to_local(), local[k]),
-                       f"save_sharded changed the model's `{k}`: saving must leave the sharded model as it was")
+                       ctx.t("save_sharded changed the model's `{name}`: saving must leave the sharded model "
+                             "as it was", name=k))
         files = sorted(os.listdir(path)) if os.path.isdir(path) else []
         ctx.expect(os.path.isdir(path) and ".metadata" in files,
-                   f"{path!r} is not a DCP checkpoint directory (no .metadata file): save with "
-                   "torch.distributed.checkpoint.save(..., checkpoint_id=path) on every rank, not torch.save")
+                   ctx.t("{path} is not a DCP checkpoint directory (no .metadata file): save with "
+                         "torch.distributed.checkpoint.save(..., checkpoint_id=path) on every rank, not torch.save",
+                         path=repr(path)))
         data = [f for f in files if f.endswith(".distcp")]
         ctx.expect(len(data) == world,
-                   f"the checkpoint has {len(data)} data files, expected one per rank ({world})")
+                   ctx.t("the checkpoint has {count} data files, expected one per rank ({world})",
+                         count=len(data), world=world))
         # sharded: every tensor of 2 or more rows is stored as one chunk per rank; a save of full
         # tensors stores each as a single chunk (DCP writes a replicated value once)
         tensors = {k: m for k, m in dcp.FileSystemReader(path).read_metadata().state_dict_metadata.items()
@@ -72,23 +75,24 @@ def _check(ctx):
         ctx.figure("checkpoint", {"data_files": len(data), "tensors": len(tensors),
                                   "stored_in_one_piece": len(whole), "model_bytes": total_bytes})
         ctx.expect(len(tensors) >= len(saved),
-                   f"the checkpoint holds {len(tensors)} tensors, the model has {len(saved)}: save the "
-                   "whole state dict")
+                   ctx.t("the checkpoint holds {count} tensors, the model has {want}: save the whole state dict",
+                         count=len(tensors), want=len(saved)))
         ctx.expect(not whole,
-                   f"`{whole[0] if whole else ''}` is stored as one full tensor, not as one shard per "
-                   "rank: the checkpoint is not sharded. Save the sharded state dict (model.state_dict(), "
-                   "DTensors) so that every rank writes only its own shards, not full tensors")
+                   ctx.t("`{name}` is stored as one full tensor, not as one shard per rank: the checkpoint is "
+                         "not sharded. Save the sharded state dict (model.state_dict(), DTensors) so that every "
+                         "rank writes only its own shards, not full tensors", name=whole[0] if whole else ""))
 
         ctx.phase("loading into an unsharded model")
         torch.manual_seed(ctx.seed + 1 + round_)      # other weights, to be overwritten
         plain = ref_mod.Net(dim, n_layers, out_features)
         call_setup(ctx, "load_full", lambda: ctx.learner.load_full(plain, path),
-                   "dcp.load(state_dict, checkpoint_id=path) fills the tensors of the state dict you pass")
+                   ctx.t("dcp.load(state_dict, checkpoint_id=path) fills the tensors of the state dict you pass"))
         state = plain.state_dict()
         for k in saved:
             v = state[k]
             ctx.expect(not isinstance(v, DTensor),
-                       f"the unsharded model's `{k}` became a DTensor: load into the plain model's own tensors")
+                       ctx.t("the unsharded model's `{name}` became a DTensor: load into the plain model's own "
+                             "tensors", name=k))
             label = (f"`{k}` in the unsharded model after load_full (round {round_ + 1}, compared with "
                      "the sharded model that was saved)")
             ctx.expect_close(label, v, saved[k], atol=0, rtol=0, within_run=True)

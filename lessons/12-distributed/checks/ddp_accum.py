@@ -31,10 +31,11 @@ def _check(ctx):
 
     ctx.phase("wrapping your model")
     ddp = call_setup(ctx, "make_ddp", lambda: ctx.learner.make_ddp(model),
-                     "on the CPU with gloo, wrap the model without device_ids: DDP(model)")
+                     ctx.t("on the CPU with gloo, wrap the model without device_ids: DDP(model)"))
     ctx.expect(isinstance(ddp, DDP),
-               f"make_ddp must return a DistributedDataParallel, it returned {type(ddp).__name__}")
-    ctx.expect(ddp.module is model, "make_ddp must wrap the model it was given (ddp.module is that model)")
+               ctx.t("make_ddp must return a DistributedDataParallel, it returned {kind}", kind=type(ddp).__name__))
+    ctx.expect(ddp.module is model,
+               ctx.t("make_ddp must wrap the model it was given (ddp.module is that model)"))
 
     # Count DDP's communication: the hook runs once per gradient bucket when a backward syncs;
     # the last bucket ends one all-reduce round.
@@ -68,42 +69,46 @@ def _check(ctx):
         loss = ctx.learner.train_step(ddp, optimizer, micro)
 
         ctx.expect(len(at_step) == 1,
-                   f"train_step called optimizer.step() {len(at_step)} times for {n_micro} micro-batches: "
-                   "accumulate the gradients of all of them, then step once")
+                   ctx.t("train_step called optimizer.step() {count} times for {n} micro-batches: "
+                         "accumulate the gradients of all of them, then step once", count=len(at_step), n=n_micro))
         ctx.expect(isinstance(loss, torch.Tensor) and loss.numel() == 1,
-                   "train_step must return the mean loss as a one-element tensor")
+                   ctx.t("train_step must return the mean loss as a one-element tensor"))
         ctx.expect(not loss.requires_grad and loss.grad_fn is None,
-                   "train_step returned a loss that still holds its autograd graph: return it detached")
+                   ctx.t("train_step returned a loss that still holds its autograd graph: return it detached"))
         ctx.expect_close(f"mean micro-batch loss returned by train_step at step {step + 1}",
                          loss.detach().reshape(()).float(), local_loss, atol=1e-5, rtol=1e-4)
         figures.append(rounds[0])
         ctx.expect(rounds[0] != 0,
-                   f"DDP never all-reduced the gradients in step {step + 1}: every backward ran inside "
-                   "no_sync() (or bypassed the DDP wrapper), so each rank stepped with its own gradients. "
-                   "The last micro-batch's backward must run outside no_sync()")
+                   ctx.t("DDP never all-reduced the gradients in step {step}: every backward ran inside "
+                         "no_sync() (or bypassed the DDP wrapper), so each rank stepped with its own gradients. "
+                         "The last micro-batch's backward must run outside no_sync()", step=step + 1))
         ctx.expect(rounds[0] <= 1,
-                   f"DDP all-reduced the gradients {rounds[0]} times in step {step + 1}, for {n_micro} "
-                   "micro-batches: run the backward of every micro-batch but the last inside "
-                   "model.no_sync(), so that only the last one communicates")
+                   ctx.t("DDP all-reduced the gradients {count} times in step {step}, for {n} "
+                         "micro-batches: run the backward of every micro-batch but the last inside "
+                         "model.no_sync(), so that only the last one communicates",
+                         count=rounds[0], step=step + 1, n=n_micro))
 
         F.mse_loss(single(x), y).backward()                # one process, the whole global batch
         grads = at_step[0]
         for name, g, q in zip(names, grads, single.parameters()):
             if g is None:
-                ctx.fail(f"`{name}` had no gradient when optimizer.step() ran: call backward before the step")
+                ctx.fail(ctx.t("`{name}` had no gradient when optimizer.step() ran: call backward before the step",
+                               name=name))
             ratio = (g.norm() / q.grad.norm()).item() if q.grad.norm() > 0 else 1.0
-            for factor, why in ((n_micro, (f"the loss of each of the {n_micro} micro-batches was not divided "
-                                           f"by {n_micro}")),
-                                (1 / n_micro, "the loss was divided by the number of micro-batches twice")):
+            for factor, why in ((n_micro, ctx.t("the loss of each of the {n} micro-batches was not divided "
+                                                "by {n}", n=n_micro)),
+                                (1 / n_micro, ctx.t("the loss was divided by the number of micro-batches twice"))):
                 ctx.expect(abs(ratio - factor) > 0.01 * factor,
-                           f"the gradient of `{name}` at step {step + 1} is {ratio:.3g} times the single-process "
-                           f"one: {why}, so the accumulated gradient is not the mean over the batch")
+                           ctx.t("the gradient of `{name}` at step {step} is {ratio:.3g} times the single-process "
+                                 "one: {why}, so the accumulated gradient is not the mean over the batch",
+                                 name=name, step=step + 1, ratio=ratio, why=why))
             ctx.expect_close(f"gradient of `{name}` when optimizer.step() ran in step {step + 1} (compared "
                              "with one process on the whole global batch)", g, q.grad, atol=1e-5, rtol=1e-4)
         single_opt.step()
         single_opt.zero_grad()
         for name, p, q in zip(names, model.parameters(), single.parameters()):
             ctx.expect(p.grad is None or not p.grad.any(),
-                       f"`{name}` still has a gradient after train_step: clear the gradients after the step")
+                       ctx.t("`{name}` still has a gradient after train_step: clear the gradients after the step",
+                             name=name))
             ctx.expect_close(f"`{name}` after step {step + 1}", p.detach(), q.detach(), atol=1e-5, rtol=1e-4)
     ctx.figure("all_reduce_rounds", {"micro_batches_per_step": n_micro, "per_step": figures})

@@ -51,26 +51,31 @@ def _check(ctx, device):
 
     ctx.phase("sharding your model")
     call_setup(ctx, "shard_bf16", lambda: ctx.learner.shard_bf16(model, mesh),
-               "call fully_shard on each block first, then on the whole model, each with mp_policy=")
+               ctx.t("call fully_shard on each block first, then on the whole model, each with mp_policy="))
     for i, layer in enumerate(model.layers):
-        ctx.expect(isinstance(layer, FSDPModule), f"model.layers[{i}] is not its own FSDP unit")
-    ctx.expect(isinstance(model, FSDPModule), "the model itself (the root) was not passed to fully_shard")
+        ctx.expect(isinstance(layer, FSDPModule), ctx.t("model.layers[{i}] is not its own FSDP unit", i=i))
+    ctx.expect(isinstance(model, FSDPModule), ctx.t("the model itself (the root) was not passed to fully_shard"))
     for name, p in model.named_parameters():
-        ctx.expect(isinstance(p, DTensor), f"`{name}` was not sharded")
+        ctx.expect(isinstance(p, DTensor), ctx.t("`{name}` was not sharded", name=name))
         ctx.expect(p.dtype == torch.float32,
-                   f"the sharded `{name}` is stored as {p.dtype}: keep the model in float32; the "
-                   "policy's param_dtype only sets the dtype of the gathered copy used for compute")
-    for label, module in [("the root", model)] + [(f"model.layers[{i}]", layer) for i, layer in enumerate(model.layers)]:
+                   ctx.t("the sharded `{name}` is stored as {dtype}: keep the model in float32; the "
+                         "policy's param_dtype only sets the dtype of the gathered copy used for compute",
+                         name=name, dtype=p.dtype))
+    units = [(ctx.t("the root"), model)]
+    units += [(f"model.layers[{i}]", layer) for i, layer in enumerate(model.layers)]
+    for label, module in units:
         policy = _mp_policy(module)
         if policy is not None:
             ctx.expect(policy.param_dtype is not None,
-                       f"{label} has no mixed-precision policy: pass mp_policy= to its fully_shard "
-                       "call too (every call gets the same policy)")
+                       ctx.t("{unit} has no mixed-precision policy: pass mp_policy= to its fully_shard "
+                             "call too (every call gets the same policy)", unit=label))
             ctx.expect(policy.param_dtype == torch.bfloat16,
-                       f"{label} gathers parameters as {policy.param_dtype}, expected torch.bfloat16")
+                       ctx.t("{unit} gathers parameters as {dtype}, expected torch.bfloat16",
+                             unit=label, dtype=policy.param_dtype))
             ctx.expect(policy.reduce_dtype == torch.float32,
-                       f"{label} reduces gradients in {policy.reduce_dtype or policy.param_dtype}: set "
-                       "reduce_dtype=torch.float32 so that averaging over ranks does not lose precision")
+                       ctx.t("{unit} reduces gradients in {dtype}: set reduce_dtype=torch.float32 so that "
+                             "averaging over ranks does not lose precision",
+                             unit=label, dtype=policy.reduce_dtype or policy.param_dtype))
 
     seen = {}
 
@@ -92,19 +97,22 @@ def _check(ctx, device):
         try:
             out = model(x[mine])
         except Exception as exc:
-            ctx.fail(f"the forward pass raised {type(exc).__name__}: {str(exc).strip().splitlines()[-1]}",
-                     ["a dtype mismatch usually means one fully_shard call (often the root's) "
-                      "has no mp_policy: give every call the same policy"])
+            lines = str(exc).strip().splitlines()
+            ctx.fail(ctx.t("the forward pass raised {kind}: {message}", kind=type(exc).__name__,
+                           message=lines[-1] if lines else ""),
+                     [ctx.t("a dtype mismatch usually means one fully_shard call (often the root's) "
+                            "has no mp_policy: give every call the same policy")])
         for name, (w_dtype, x_dtype) in seen.items():
             ctx.expect(w_dtype == torch.bfloat16,
-                       f"`{name}` computed with {w_dtype} weights, expected torch.bfloat16: "
-                       "pass the policy to every fully_shard call, the root's included")
+                       ctx.t("`{name}` computed with {dtype} weights, expected torch.bfloat16: "
+                             "pass the policy to every fully_shard call, the root's included",
+                             name=name, dtype=w_dtype))
         loss = F.mse_loss(out.float(), y[mine])
         loss.backward()
         for name, p in model.named_parameters():
             ctx.expect(p.grad is not None and p.grad.dtype == torch.float32,
-                       f"the gradient of `{name}` is "
-                       f"{None if p.grad is None else p.grad.dtype}, expected float32 shards")
+                       ctx.t("the gradient of `{name}` is {dtype}, expected float32 shards",
+                             name=name, dtype=None if p.grad is None else p.grad.dtype))
         optimizer.step()
         optimizer.zero_grad()
         F.mse_loss(reference(x), y).backward()

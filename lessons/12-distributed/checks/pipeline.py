@@ -35,39 +35,39 @@ def _check(ctx):
     ctx.phase("building your pipeline stage")
     result = call_setup(ctx, "build_pipeline",
                         lambda: ctx.learner.build_pipeline(model, rank, world, n_micro),
-                        "wrap this rank's part in PipelineStage(module, rank, world, device) and "
-                        "give it to ScheduleGPipe(stage, n_microbatches, loss_fn=...)")
+                        ctx.t("wrap this rank's part in PipelineStage(module, rank, world, device) and "
+                              "give it to ScheduleGPipe(stage, n_microbatches, loss_fn=...)"))
     if not (isinstance(result, tuple) and len(result) == 2):
-        ctx.fail("build_pipeline must return (stage_module, schedule)")
+        ctx.fail(ctx.t("build_pipeline must return (stage_module, schedule)"))
     stage_module, schedule = result
     ctx.expect(isinstance(schedule, PipelineScheduleSingle),
-               f"the schedule is a {type(schedule).__name__}, expected a single-stage schedule such "
-               "as ScheduleGPipe or Schedule1F1B")
+               ctx.t("the schedule is a {kind}, expected a single-stage schedule such as ScheduleGPipe "
+                     "or Schedule1F1B", kind=type(schedule).__name__))
     ctx.expect(getattr(schedule, "_n_microbatches", n_micro) == n_micro,
-               f"the schedule splits the batch into {getattr(schedule, '_n_microbatches', '?')} "
-               f"micro-batches, expected n_microbatches={n_micro} (the argument)")
+               ctx.t("the schedule splits the batch into {count} micro-batches, expected n_microbatches={n} "
+                     "(the argument)", count=getattr(schedule, "_n_microbatches", "?"), n=n_micro))
     params = list(stage_module.parameters())
     ctx.expect(all(id(p) in names for p in params),
-               "the stage module holds parameters that are not the model's own: build it from the "
-               "model's layers (model.layers[...], model.head), not from copies")
+               ctx.t("the stage module holds parameters that are not the model's own: build it from the "
+                     "model's layers (model.layers[...], model.head), not from copies"))
     mine = [names[id(p)] for p in params]
     everyone = [None] * world
     dist.all_gather_object(everyone, mine)
     counts = Counter(n for part in everyone for n in part)
     twice = [n for n, c in counts.items() if c > 1]
-    ctx.expect(not twice, f"`{twice[0] if twice else ''}` is in the stages of {counts[twice[0]] if twice else 0} "
-                          "ranks: every layer belongs to exactly one stage")
+    ctx.expect(not twice, ctx.t("`{name}` is in the stages of {count} ranks: every layer belongs to exactly "
+                                "one stage", name=twice[0] if twice else "", count=counts[twice[0]] if twice else 0))
     nowhere = [n for n in names.values() if counts[n] == 0]
-    ctx.expect(not nowhere, f"`{nowhere[0] if nowhere else ''}` is in no rank's stage: the stages together "
-                            "must hold the whole model")
+    ctx.expect(not nowhere, ctx.t("`{name}` is in no rank's stage: the stages together must hold the whole model",
+                                  name=nowhere[0] if nowhere else ""))
     per_stage = n_layers // world
     want = [f"layers.{i}" for i in range(rank * per_stage, (rank + 1) * per_stage)]
     want += ["head"] if rank == world - 1 else []
     have = sorted({".".join(n.split(".")[:2]) if n.startswith("layers.") else n.split(".")[0] for n in mine},
                   key=lambda k: (k == "head", k))
     ctx.expect(have == want,
-               f"rank {rank}'s stage holds {have}, expected {want}: split the blocks evenly in order, "
-               "the head on the last stage")
+               ctx.t("rank {rank}'s stage holds {have}, expected {want}: split the blocks evenly in order, "
+                     "the head on the last stage", rank=rank, have=have, want=want))
 
     ctx.phase("one pipelined training step")
     x = ctx.randn(n_micro * rows, dim)        # the whole batch, equal on every rank
@@ -84,20 +84,21 @@ def _check(ctx):
         with torch.no_grad():
             want_losses = torch.stack([F.mse_loss(single(a), b) for a, b in zip(x.chunk(n_micro), y.chunk(n_micro))])
         ctx.expect(len(losses) == n_micro,
-                   f"the last stage produced {len(losses)} micro-batch losses, expected {n_micro}")
+                   ctx.t("the last stage produced {count} micro-batch losses, expected {n}",
+                         count=len(losses), n=n_micro))
         ctx.expect_close("micro-batch losses on the last stage", torch.stack([t.detach() for t in losses]).reshape(-1),
                          want_losses, atol=1e-5, rtol=1e-4)
     ref_params = dict(single.named_parameters())
     for name in sorted(mine):
         p, q = dict(model.named_parameters())[name], ref_params[name]
         if p.grad is None:
-            ctx.fail(f"`{name}` got no gradient from the schedule step: is it part of the stage module "
-                     "that PipelineStage wraps?")
+            ctx.fail(ctx.t("`{name}` got no gradient from the schedule step: is it part of the stage module "
+                           "that PipelineStage wraps?", name=name))
         ratio = (p.grad.norm() / q.grad.norm()).item() if q.grad.norm() > 0 else 1.0
         ctx.expect(abs(ratio - n_micro) > 0.01 * n_micro,
-                   f"the gradient of `{name}` is {ratio:.3g} times the single-process one: the "
-                   f"{n_micro} micro-batch gradients were summed, not averaged (keep the schedule's "
-                   "scale_grads=True with a mean loss)")
+                   ctx.t("the gradient of `{name}` is {ratio:.3g} times the single-process one: the "
+                         "{n} micro-batch gradients were summed, not averaged (keep the schedule's "
+                         "scale_grads=True with a mean loss)", name=name, ratio=ratio, n=n_micro))
         ctx.expect_close(f"gradient of `{name}` (compared with one process on the whole batch)",
                          p.grad, q.grad, atol=1e-5, rtol=1e-4)
     ctx.figure("stage", {"rank": rank, "parameters_here": sum(p.numel() for p in params),

@@ -35,33 +35,37 @@ def _check(ctx):
 
     ctx.phase(f"parallelizing your model on a {shape[0]}x{shape[1]} (dp x tp) mesh")
     out = call_setup(ctx, "parallelize_2d", lambda: ctx.learner.parallelize_2d(model, mesh),
-                     "first parallelize_module on mesh['tp'] inside each block, then fully_shard "
-                     "each block and the model on mesh['dp']")
-    ctx.expect(out is model, "parallelize_2d must return the model it was given (both steps work in place)")
+                     ctx.t("first parallelize_module on mesh['tp'] inside each block, then fully_shard "
+                           "each block and the model on mesh['dp']"))
+    ctx.expect(out is model,
+               ctx.t("parallelize_2d must return the model it was given (both steps work in place)"))
     for i, block in enumerate(model.layers):
-        ctx.expect(isinstance(block, FSDPModule), f"model.layers[{i}] is not an FSDP unit: fully_shard every block")
-    ctx.expect(isinstance(model, FSDPModule), "the model itself (the root) was not passed to fully_shard")
+        ctx.expect(isinstance(block, FSDPModule),
+                   ctx.t("model.layers[{i}] is not an FSDP unit: fully_shard every block", i=i))
+    ctx.expect(isinstance(model, FSDPModule), ctx.t("the model itself (the root) was not passed to fully_shard"))
     for name, p in model.named_parameters():
         if not isinstance(p, DTensor):
-            ctx.fail(f"`{name}` is an ordinary tensor: it was neither tensor-parallel nor sharded")
+            ctx.fail(ctx.t("`{name}` is an ordinary tensor: it was neither tensor-parallel nor sharded", name=name))
         dims = p.device_mesh.mesh_dim_names
         tail = ".".join(name.split(".")[-2:])
         if name.startswith("layers.") and tail in TP_PLACEMENT:
             ctx.expect(dims == ("dp", "tp"),
-                       f"`{name}` lives on the mesh dimensions {dims}, expected ('dp', 'tp'): tensor parallel "
-                       "on mesh['tp'] first, then fully_shard on mesh['dp']")
+                       ctx.t("`{name}` lives on the mesh dimensions {dims}, expected ('dp', 'tp'): tensor "
+                             "parallel on mesh['tp'] first, then fully_shard on mesh['dp']", name=name, dims=dims))
             ctx.expect(p.placements[1] == TP_PLACEMENT[tail],
-                       f"`{name}` is placed {p.placements[1]} on the 'tp' dimension, expected "
-                       f"{TP_PLACEMENT[tail]}: fc1 is ColwiseParallel, fc2 RowwiseParallel")
+                       ctx.t("`{name}` is placed {have} on the 'tp' dimension, expected {want}: fc1 is "
+                             "ColwiseParallel, fc2 RowwiseParallel",
+                             name=name, have=p.placements[1], want=TP_PLACEMENT[tail]))
             # Shard(0), or _StridedShard(0) on a 1x2 mesh (FSDP rows inside TP rows): both have dim 0
             ctx.expect(getattr(p.placements[0], "dim", None) == 0,
-                       f"`{name}` is placed {p.placements[0]} on the 'dp' dimension, expected a shard of "
-                       "dimension 0: FSDP shards it there")
+                       ctx.t("`{name}` is placed {have} on the 'dp' dimension, expected a shard of "
+                             "dimension 0: FSDP shards it there", name=name, have=p.placements[0]))
         else:
             ctx.expect(dims == ("dp",),
-                       f"`{name}` lives on the mesh dimensions {dims}, expected ('dp',): FSDP uses mesh['dp'] "
-                       "and only fc1/fc2 are tensor parallel")
-            ctx.expect(p.placements == (Shard(0),), f"`{name}` is placed {p.placements}, expected (Shard(dim=0),)")
+                       ctx.t("`{name}` lives on the mesh dimensions {dims}, expected ('dp',): FSDP uses "
+                             "mesh['dp'] and only fc1/fc2 are tensor parallel", name=name, dims=dims))
+            ctx.expect(p.placements == (Shard(0),),
+                       ctx.t("`{name}` is placed {have}, expected (Shard(dim=0),)", name=name, have=p.placements))
     local = sum(p.to_local().numel() for p in model.parameters())
     total = sum(p.numel() for p in single.parameters())
     ctx.figure("parameters", {"mesh_dp_x_tp": list(shape), "this_rank": local, "whole_model": total})
@@ -74,7 +78,8 @@ def _check(ctx):
         x, y = ctx.randn(dp * rows, dim), ctx.randn(dp * rows, 1)
         mine = slice(dp_rank * rows, (dp_rank + 1) * rows)   # one part of the batch per dp rank
         pred = model(x[mine])
-        ctx.expect(not isinstance(pred, DTensor), "the model's output is a DTensor: keep use_local_output at its default")
+        ctx.expect(not isinstance(pred, DTensor),
+                   ctx.t("the model's output is a DTensor: keep use_local_output at its default"))
         with torch.no_grad():
             want = single(x[mine])
         ctx.expect_close(f"output at step {step + 1}", pred.detach(), want, atol=1e-5, rtol=1e-4)

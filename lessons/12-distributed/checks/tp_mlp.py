@@ -24,16 +24,16 @@ def _plain(t):
 
 def _expect_sharded(ctx, name, p, placement, world):
     if not isinstance(p, DTensor):
-        ctx.fail(f"`{name}` is an ordinary tensor: it was not sharded. Is this layer in your plan?")
+        ctx.fail(ctx.t("`{name}` is an ordinary tensor: it was not sharded. Is this layer in your plan?", name=name))
     if ".w2.bias" in name:
-        why = "w2's bias is added once, after the all-reduce, so it stays replicated (RowwiseParallel)"
+        why = ctx.t("w2's bias is added once, after the all-reduce, so it stays replicated (RowwiseParallel)")
     elif ".w2." in name:
-        why = "w2 splits its input features (RowwiseParallel)"
+        why = ctx.t("w2 splits its input features (RowwiseParallel)")
     else:
-        why = "w1 and w3 split their output features (ColwiseParallel)"
+        why = ctx.t("w1 and w3 split their output features (ColwiseParallel)")
     ctx.expect(tuple(p.placements) == (placement,),
-               f"`{name}` has placements ({', '.join(map(repr, p.placements))}), expected "
-               f"({placement!r}): {why}")
+               ctx.t("`{name}` has placements ({have}), expected ({want}): {why}", name=name,
+                     have=", ".join(map(repr, p.placements)), want=repr(placement), why=why))
     full = p.shape
     local = p.to_local().shape
     dim = placement.dim if isinstance(placement, Shard) else None
@@ -41,8 +41,8 @@ def _expect_sharded(ctx, name, p, placement, world):
         expected = list(full)
         expected[dim] = full[dim] // world
         ctx.expect(list(local) == expected,
-                   f"`{name}`: this rank holds a {tuple(local)} piece, expected {tuple(expected)} "
-                   f"(1/{world} of {tuple(full)})")
+                   ctx.t("`{name}`: this rank holds a {local} piece, expected {expected} (1/{world} of {full})",
+                         name=name, local=tuple(local), expected=tuple(expected), world=world, full=tuple(full)))
 
 
 def check(ctx):
@@ -54,8 +54,8 @@ def _check(ctx):
     world = ctx.world_size
     source = ctx.learner_path.read_text(encoding="utf-8") if ctx.learner_path else ""
     ctx.expect(not _PRIVATE.search(source),
-               "you import from the private torch.distributed._tensor: DTensor, Shard and "
-               "Replicate live in the public torch.distributed.tensor")
+               ctx.t("you import from the private torch.distributed._tensor: DTensor, Shard and "
+                     "Replicate live in the public torch.distributed.tensor"))
 
     mesh = init_device_mesh("cpu", (world,))
     ref_mod = ctx.reference
@@ -68,12 +68,12 @@ def _check(ctx):
 
     ctx.phase("parallelizing your model")
     returned = call_setup(ctx, "parallelize_mlp", lambda: ctx.learner.parallelize_mlp(model, mesh),
-                          "the plan maps module names such as 'layers.0.w1' (or 'layers.*.w1') to "
-                          "ColwiseParallel() / RowwiseParallel()")
+                          ctx.t("the plan maps module names such as 'layers.0.w1' (or 'layers.*.w1') to "
+                                "ColwiseParallel() / RowwiseParallel()"))
     ctx.expect(returned is model,
-               f"parallelize_mlp returned {type(returned).__name__ if returned is not None else 'None'}"
-               f" instead of the model it was given: shard the model in place and return it "
-               f"(parallelize_module returns the module it was given)")
+               ctx.t("parallelize_mlp returned {kind} instead of the model it was given: shard the model "
+                     "in place and return it (parallelize_module returns the module it was given)",
+                     kind=type(returned).__name__ if returned is not None else "None"))
 
     for i in range(n_layers):
         layer = model.layers[i]
@@ -102,16 +102,16 @@ def _check(ctx):
         except Exception as exc:
             message = str(exc).strip().splitlines()[-1] if str(exc).strip() else ""
             if "mixed torch.Tensor and DTensor" in message:
-                advice = ("a block handed a DTensor to plain tensor code (the residual add): keep "
-                          "use_local_output=True, the default, so every block returns an ordinary tensor")
+                advice = ctx.t("a block handed a DTensor to plain tensor code (the residual add): keep "
+                               "use_local_output=True, the default, so every block returns an ordinary tensor")
             else:
-                advice = ("ColwiseParallel leaves each rank with a slice of the hidden features, so "
-                          "the next layer must be RowwiseParallel; w1 and w3 must be split alike")
-            ctx.fail(f"the parallelized model raised {type(exc).__name__} on an input of shape "
-                     f"{tuple(shape)}; {advice}", [message])
+                advice = ctx.t("ColwiseParallel leaves each rank with a slice of the hidden features, so "
+                               "the next layer must be RowwiseParallel; w1 and w3 must be split alike")
+            ctx.fail(ctx.t("the parallelized model raised {kind} on an input of shape {shape}; {advice}",
+                           kind=type(exc).__name__, shape=tuple(shape), advice=advice), [message])
         if isinstance(out, DTensor):
-            ctx.fail("the model returns a DTensor: RowwiseParallel's default output "
-                     "(Replicate, use_local_output=True) gives back an ordinary tensor")
+            ctx.fail(ctx.t("the model returns a DTensor: RowwiseParallel's default output "
+                           "(Replicate, use_local_output=True) gives back an ordinary tensor"))
         out = _plain(out)
         expected = reference(x_ref)
         ctx.expect_close(f"output for input shape {tuple(shape)}", out, expected, atol=1e-5, rtol=1e-4)
@@ -121,5 +121,5 @@ def _check(ctx):
                          atol=1e-5, rtol=1e-4)
         for (name, p), (_, q) in zip(model.named_parameters(), reference.named_parameters()):
             grad = p.grad.full_tensor() if isinstance(p.grad, DTensor) else p.grad
-            ctx.expect(grad is not None, f"`{name}` got no gradient")
+            ctx.expect(grad is not None, ctx.t("`{name}` got no gradient", name=name))
             ctx.expect_close(f"gradient of `{name}`", grad, q.grad, atol=1e-5, rtol=1e-4)

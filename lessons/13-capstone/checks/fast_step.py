@@ -59,9 +59,9 @@ def _learner_model(ctx, sizes: Sizes, base):
     except RuntimeError as exc:
         problem = " ".join(str(exc).split())[:300]
     ctx.expect(not problem,
-               "the check could not start your TinyTransformer from the baseline's weights: "
-               f"{problem}. Keep the baseline's parameter names and shapes (change how the model "
-               "computes, not what it stores).")
+               ctx.t("the check could not start your TinyTransformer from the baseline's weights: "
+                     "{problem}. Keep the baseline's parameter names and shapes (change how the model "
+                     "computes, not what it stores).", problem=problem))
     return model.to(ctx.device)
 
 
@@ -71,29 +71,32 @@ def _loss(model, tokens, targets) -> float:
         return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), targets.reshape(-1)).item()
 
 
-def _as_float(ctx, value, where: str) -> float:
+def _as_float(ctx, value) -> float:
     ok = isinstance(value, (float, int)) and not isinstance(value, bool)
-    ctx.expect(ok, f"{where} returned {type(value).__name__}, expected the loss as a Python float "
-                   "(return loss.item(); a tensor would keep the step's whole graph alive)")
+    ctx.expect(ok, ctx.t("your step returned {kind}, expected the loss as a Python float "
+                         "(return loss.item(); a tensor would keep the step's whole graph alive)",
+                         kind=type(value).__name__))
     return float(value)
 
 
-def _curve_reason(mine: list[float], base: list[float], atol: float) -> str:
+def _curve_reason(ctx, mine: list[float], base: list[float], atol: float) -> str:
     diffs = [abs(a - b) for a, b in zip(mine, base)]
     k = next(i for i, d in enumerate(diffs) if not d <= atol)  # NaN counts as out
-    said = (f"your step's loss curve leaves the baseline's: at step {k + 1} of {len(base)} your "
-            f"loss is {mine[k]:.4f}, the baseline's {base[k]:.4f} (difference {diffs[k]:.4f}; allowed "
-            f"{atol}). ")
     if k == 0:
-        return said + ("The first loss already differs, so the forward pass or the loss computes "
-                       "something else: is the loss computed in bfloat16 (compute it from "
-                       "logits.float(), or inside torch.autocast, which keeps cross_entropy in "
-                       "float32), is the model cast to bfloat16 (keep float32 weights and let "
-                       "torch.autocast cast on the fly), does every step use the whole batch?")
-    return said + ("The first loss matches, so the update differs: does every call run exactly one "
-                   "optimizer step (AdamW, as in the baseline) with the learning rate it was given, "
-                   "on the gradient of the whole batch (micro-batch losses weighted by their share "
-                   "of it)? A model, its optimizer state or the loss kept in bfloat16 drifts like this too.")
+        why = ctx.t("The first loss already differs, so the forward pass or the loss computes "
+                    "something else: is the loss computed in bfloat16 (compute it from "
+                    "logits.float(), or inside torch.autocast, which keeps cross_entropy in "
+                    "float32), is the model cast to bfloat16 (keep float32 weights and let "
+                    "torch.autocast cast on the fly), does every step use the whole batch?")
+    else:
+        why = ctx.t("The first loss matches, so the update differs: does every call run exactly one "
+                    "optimizer step (AdamW, as in the baseline) with the learning rate it was given, "
+                    "on the gradient of the whole batch (micro-batch losses weighted by their share "
+                    "of it)? A model, its optimizer state or the loss kept in bfloat16 drifts like this too.")
+    return ctx.t("your step's loss curve leaves the baseline's: at step {step} of {steps} your "
+                 "loss is {mine:.4f}, the baseline's {base:.4f} (difference {diff:.4f}; allowed "
+                 "{atol}). {why}", step=k + 1, steps=len(base), mine=mine[k], base=base[k],
+                 diff=diffs[k], atol=atol, why=why)
 
 
 def _within(mine: list[float], base: list[float], atol: float) -> bool:
@@ -112,7 +115,7 @@ def _train(ctx, sizes: Sizes, steps: int, lr: float):
     with ctx.build("your step's first call (it compiles, if you use torch.compile)",
                    figure="first_step_s"):
         first = my_step(*batches[0])
-    mine = [_as_float(ctx, first, "your step")]
+    mine = [_as_float(ctx, first)]
     mine += [float(my_step(x, y)) for x, y in batches[1:steps]]
     return base, model, base_step, my_step, batches, base_curve, mine
 
@@ -129,10 +132,10 @@ def _causal(ctx, model, sizes: Sizes) -> None:
     # of the largest logit on these sizes (20 seeds measured). Allowed: 0.1%.
     moved = (a[:, :cut] - b[:, :cut]).abs().max().item()
     ctx.expect(moved <= 1e-3 * max(1.0, a.abs().max().item()),
-               f"your model is not causal: the logits at positions 1-{cut} changed by up to {moved:.3g} "
-               f"when only the tokens from position {cut + 1} on changed. Each position may attend only "
-               "to itself and earlier positions: keep the mask (scaled_dot_product_attention(..., "
-               "is_causal=True)).")
+               ctx.t("your model is not causal: the logits at positions 1-{cut} changed by up to {moved:.3g} "
+                     "when only the tokens from position {later} on changed. Each position may attend only "
+                     "to itself and earlier positions: keep the mask (scaled_dot_product_attention(..., "
+                     "is_causal=True)).", cut=cut, moved=moved, later=cut + 1))
 
 
 def check(ctx):
@@ -151,17 +154,17 @@ def check(ctx):
         base, model, base_step, my_step, batches, base_curve, mine = _train(ctx, sizes, STEPS, lr)
         leaks = []
         if torch.is_autocast_enabled(dev.type):
-            leaks.append(f"autocast is still on for {dev.type}")
+            leaks.append(ctx.t("autocast is still on for {device}", device=dev.type))
         if not torch.is_grad_enabled():
-            leaks.append("gradients are switched off (torch.no_grad / set_grad_enabled(False))")
-        ctx.expect(not leaks, f"after your step returned, {' and '.join(leaks)}: use them as `with` "
-                              "blocks, so that the caller's code runs as before.")
+            leaks.append(ctx.t("gradients are switched off (torch.no_grad / set_grad_enabled(False))"))
+        ctx.expect(not leaks, ctx.t("after your step returned, {leaks}: use them as `with` blocks, so that "
+                                    "the caller's code runs as before.", leaks=ctx.t(" and ").join(leaks)))
         drift = max(abs(a - b) for a, b in zip(mine, base_curve))
         ok = _within(mine, base_curve, CURVE_ATOL)
         ctx.figure("loss_curve", {"yours_first": round(mine[0], 4), "baseline_first": round(base_curve[0], 4),
                                   "yours_last": round(mine[-1], 4), "baseline_last": round(base_curve[-1], 4),
                                   "max_difference": round(drift, 5), "allowed": CURVE_ATOL})
-        ctx.expect(ok, "" if ok else _curve_reason(mine, base_curve, CURVE_ATOL))
+        ctx.expect(ok, "" if ok else _curve_reason(ctx, mine, base_curve, CURVE_ATOL))
         ctx.expect_close(f"loss at steps 1-{STEPS}", torch.tensor(mine, dtype=torch.float64),
                          torch.tensor(base_curve, dtype=torch.float64), atol=CURVE_ATOL, rtol=0.0)
 
@@ -170,10 +173,11 @@ def check(ctx):
         mine_held, base_held = _loss(model, held_x, held_y), _loss(base, held_x, held_y)
         ctx.figure("held_out_loss", {"yours": round(mine_held, 4), "baseline": round(base_held, 4)})
         ctx.expect(abs(mine_held - base_held) <= HELD_OUT_ATOL,
-                   f"after {STEPS} steps the model you were given scores {mine_held:.4f} on a held-out "
-                   f"batch, the baseline's {base_held:.4f}: the model passed to make_step must be the one "
-                   "that trains (a compiled or wrapped module shares its parameters; a deepcopy or a "
-                   "model cast to another dtype does not train the original in float32).")
+                   ctx.t("after {steps} steps the model you were given scores {mine:.4f} on a held-out "
+                         "batch, the baseline's {base:.4f}: the model passed to make_step must be the one "
+                         "that trains (a compiled or wrapped module shares its parameters; a deepcopy or a "
+                         "model cast to another dtype does not train the original in float32).",
+                         steps=STEPS, mine=mine_held, base=base_held))
         ctx.expect_close("held-out loss of the trained model", mine_held, base_held,
                          atol=HELD_OUT_ATOL, rtol=0.0)
 
@@ -187,22 +191,28 @@ def check(ctx):
     mib, base_mib = mem.learner_bytes / 2**20, mem.reference_bytes / 2**20
     saved = 1 - mem.learner_bytes / mem.reference_bytes if mem.reference_bytes else 0.0
     ctx.figure("memory_saved_pct", {"yours": round(100 * saved, 1), "target": 100 * MEMORY_TARGET})
-    change = f"{100 * saved:.0f}% lower" if saved >= 0.005 else (
-        "no lower" if saved > -0.005 else f"{-100 * saved:.0f}% higher")
+    if saved >= 0.005:
+        change = ctx.t("{pct:.0f}% lower", pct=100 * saved)
+    elif saved > -0.005:
+        change = ctx.t("no lower")
+    else:
+        change = ctx.t("{pct:.0f}% higher", pct=-100 * saved)
     ctx.expect(saved >= MEMORY_TARGET,
-               f"peak memory of one step: yours {mib:.2f} MiB, the baseline's {base_mib:.2f} MiB "
-               f"({change}); the target is at least {100 * MEMORY_TARGET:.0f}% lower. Activations make "
-               "most of this peak: the attention weights (batch x heads x seq x seq per layer) and the "
-               "MLP's hidden layer. Fused attention, bf16 autocast, checkpointing each block or "
-               "micro-batches shrink them; one checkpoint around the whole model saves nothing at "
-               "the peak.")
+               ctx.t("peak memory of one step: yours {mine:.2f} MiB, the baseline's {base:.2f} MiB "
+                     "({change}); the target is at least {target:.0f}% lower. Activations make "
+                     "most of this peak: the attention weights (batch x heads x seq x seq per layer) and the "
+                     "MLP's hidden layer. Fused attention, bf16 autocast, checkpointing each block or "
+                     "micro-batches shrink them; one checkpoint around the whole model saves nothing at "
+                     "the peak.", mine=mib, base=base_mib, change=change, target=100 * MEMORY_TARGET))
 
     t = ctx.time(lambda: my_step(x, y), lambda: base_step(x, y), compares="yours vs the baseline step")
     ctx.figure("speedup_target", SPEEDUP_TARGET)
-    noisy = f" The timing was noisy ({t.noise_reason}): run the check again." if t.noisy else ""
+    noisy = ctx.t(" The timing was noisy ({why}): run the check again.", why=t.noise_reason) if t.noisy else ""
     ctx.expect(t.speedup >= SPEEDUP_TARGET,
-               f"one step of yours takes {1e3 * t.learner_s:.1f} ms, the baseline's {1e3 * t.reference_s:.1f} "
-               f"ms: {t.speedup:.2f}x as fast; the target is {SPEEDUP_TARGET}x. Techniques that recompute "
-               "(checkpointing) or split the batch (micro-batches) cost time at this size; fused "
-               "attention, a fused optimizer and, on a CPU with bf16 instructions, autocast save it. "
-               f"The guide's table has the measured effect of each.{noisy}")
+               ctx.t("one step of yours takes {mine:.1f} ms, the baseline's {base:.1f} ms: {speedup:.2f}x "
+                     "as fast; the target is {target}x. Techniques that recompute "
+                     "(checkpointing) or split the batch (micro-batches) cost time at this size; fused "
+                     "attention, a fused optimizer and, on a CPU with bf16 instructions, autocast save it. "
+                     "The guide's table has the measured effect of each.{noisy}",
+                     mine=1e3 * t.learner_s, base=1e3 * t.reference_s, speedup=t.speedup,
+                     target=SPEEDUP_TARGET, noisy=noisy))
