@@ -2,7 +2,10 @@
 
 import pytest
 
-from .conftest import assert_fails, assert_passes
+from tutor import i18n
+from tutor.course import load_course
+
+from .conftest import assert_fails, assert_passes, mutate
 
 pytestmark = pytest.mark.slow
 
@@ -131,6 +134,26 @@ def test_trace_exported_inside_profile_block_fails(mutant):
         "            optimizer.zero_grad()\n        prof.export_chrome_trace(trace_path)",
     )
     assert_fails(v, "still running", "after that block")
+
+
+def test_trace_mistake_in_chinese_names_it_and_offers_its_hint(check_code, solution_text):
+    """A learner reading the course in Chinese gets the reason in Chinese, and the targeted hint
+    is found by the Chinese words of that reason."""
+    source = mutate(
+        solution_text("profile-trace"),
+        (
+            "            optimizer.zero_grad()\n    prof.export_chrome_trace(trace_path)",
+            "            optimizer.zero_grad()\n        prof.export_chrome_trace(trace_path)",
+        ),
+    )
+    i18n.set_language("zh")
+    try:
+        v = check_code("profile-trace", source, seed=1)
+    finally:
+        i18n.set_language("en")
+    reason = assert_fails(v, "性能分析器（profiler）还在运行", "export_chrome_trace")
+    mistake = load_course(lang="zh").exercise("profile-trace").mistake_for(reason)
+    assert mistake is not None and "with profile(...) 块里" in mistake.hint, reason
 
 
 def test_trace_label_around_nothing_fails(mutant):
