@@ -8,9 +8,12 @@
 The fixtures come from here (and `check_code`, `solution_text` from tests/conftest.py); import
 the plain helpers with `from .conftest import assert_fails, assert_passes, mutate`.
 
-Verdicts must not depend on luck: `mutant(...)` runs each wrong solution on several seeds
-(TUTOR_MUTANT_SEEDS=5 to try more) and asserts every one is rejected; `variant(...)` does the
-same for a correct-but-different solution, asserting every seed passes.
+Verdicts must not depend on luck: `mutant(...)` runs each wrong solution on seeds from the
+exercise's pool and asserts every one is rejected; `variant(...)` does the same for a
+correct-but-different solution, asserting every seed passes. The suite takes one pool seed per
+mutant (different mutants start at different pool seeds, so together they cover the pool) to
+stay inside CI's time; `TUTOR_MUTANT_SEEDS=3` runs every mutant on the whole pool, which is
+the sweep to run after changing a checker.
 
 The seeds of an exercise come from a small pool fixed by its id, and the reference solution is
 checked on each pool seed before any mutant uses it: that proves the solution passes there,
@@ -29,7 +32,7 @@ import pytest
 from tutor.runner.protocol import CRASHED, ERROR, FAILED, PASSED, SKIPPED, TIMEOUT, Verdict
 
 Edit = tuple[str, str]
-DEFAULT_SEEDS = 2
+DEFAULT_SEEDS = 1  # per mutant in the suite; TUTOR_MUTANT_SEEDS=3 sweeps the whole pool
 REJECTED = (FAILED, ERROR, TIMEOUT, CRASHED)  # what counts as the check saying no
 
 
@@ -71,7 +74,7 @@ POOL = 3  # seeds per exercise; each mutant takes `count` of them, starting wher
 
 
 def mutant_seeds(key: str, count: int | None = None, exercise_id: str | None = None) -> list[int]:
-    """`count` (default: env TUTOR_MUTANT_SEEDS, else 2) distinct seeds fixed by `key`, drawn from
+    """`count` (default: env TUTOR_MUTANT_SEEDS, else DEFAULT_SEEDS) distinct seeds fixed by `key`, drawn from
     the exercise's pool when `exercise_id` is given: a rerun of the same test uses the same
     seeds, so a failure reproduces, and different mutants cover different pool seeds."""
     n = count if count is not None else int(os.environ.get("TUTOR_MUTANT_SEEDS") or DEFAULT_SEEDS)
@@ -109,7 +112,7 @@ def mutant(check_code, solution_text) -> Callable[..., Verdict]:
     `old` replaced by `new`; mutant(exercise_id, (old, new), (old2, new2), ...) applies several
     edits in turn.
 
-    The mutant runs on several seeds (`seeds=N`, else env TUTOR_MUTANT_SEEDS, else 2) and every
+    The mutant runs on pool seeds (`seeds=N`, else env TUTOR_MUTANT_SEEDS, else 1) and every
     run must reject it (failed, error, timeout or crash): a wrong answer that passes on a lucky
     seed is a checker bug. Returns the first seed's verdict, for the test to assert its reason."""
 
