@@ -8,7 +8,7 @@ from .conftest import assert_fails, assert_passes, describe
 pytestmark = pytest.mark.slow
 
 
-EXERCISES = ["sigmoid", "leaky-relu", "stable-logsumexp", "straight-through"]
+EXERCISES = ["sigmoid", "leaky-relu", "stable-logsumexp", "straight-through", "vmap-log-cosh"]
 
 
 @pytest.mark.parametrize("exercise", EXERCISES)
@@ -238,4 +238,114 @@ def test_ste_method_calls_and_a_copied_gradient_pass(variant):
         "straight-through",
         ("return torch.round(x)", "return x.round()"),
         ("return grad_out  #", "return grad_out.clone()  #"),
+    )
+
+
+def test_sigmoid_saving_input_and_output(mutant):
+    v = mutant(
+        "sigmoid",
+        ("ctx.save_for_backward(s)", "ctx.save_for_backward(x, s)"),
+        ("(s,) = ctx.saved_tensors", "(_, s) = ctx.saved_tensors"),
+    )
+    assert_fails(v, "saved 2 tensors for backward")
+
+
+# -- log-cosh under vmap(grad(...)) ----------------------------------------------------------
+
+OLD_FORM = ("    def forward(x):", "    def forward(ctx, x):\n        ctx.save_for_backward(x)")
+NO_SETUP = (
+    "    @staticmethod\n    def setup_context(ctx, inputs, output):\n        (x,) = inputs\n"
+    "        ctx.save_for_backward(x)  # key\n",
+    "",
+)
+
+
+def test_log_cosh_old_form_is_refused_by_torch_func(mutant):
+    # Works with loss.backward(); torch.func.grad refuses it. The reason says how to split it.
+    v = mutant("vmap-log-cosh", OLD_FORM, NO_SETUP)
+    assert_fails(v, "forward takes ctx", "setup_context(ctx, inputs, output)")
+
+
+def test_log_cosh_saving_in_forward_next_to_setup_context(mutant):
+    v = mutant(
+        "vmap-log-cosh", OLD_FORM, ("        (x,) = inputs\n        ctx.save_for_backward(x)  # key", "        pass")
+    )
+    assert_fails(v, "did not reach your forward", "forward takes only the inputs")
+
+
+def test_log_cosh_without_a_vmap_rule(mutant):
+    v = mutant("vmap-log-cosh", "    generate_vmap_rule = True", "    pass  #")
+    assert_fails(v, "does not know how to batch", "generate_vmap_rule = True")
+
+
+def test_log_cosh_python_if_on_values(mutant):
+    v = mutant(
+        "vmap-log-cosh",
+        "        return a + torch.log1p(torch.exp(-2 * a)) - LOG2  # key",
+        "        if a.max() > 80:\n            return a + torch.log1p(torch.exp(-2 * a)) - LOG2\n"
+        "        return torch.log(torch.cosh(x))",
+    )
+    assert_fails(v, "Python if", "torch.where")
+
+
+def test_log_cosh_naive_formula_overflows(mutant):
+    v = mutant("vmap-log-cosh", "return a + torch.log1p(torch.exp(-2 * a)) - LOG2", "return torch.log(torch.cosh(x))")
+    assert_fails(v, "non-finite", "around +-100")
+
+
+def test_log_cosh_forward_modifies_x_in_place(mutant):
+    assert_fails(mutant("vmap-log-cosh", "a = x.abs()", "a = x.abs_()"), "in place")
+
+
+def test_log_cosh_backward_writes_into_grad_out(mutant):
+    v = mutant("vmap-log-cosh", "return grad_out * torch.tanh(x)", "return grad_out.mul_(torch.tanh(x))")
+    assert_fails(v, "changed grad_out in place")
+
+
+def test_log_cosh_backward_writes_into_the_saved_input(mutant):
+    v = mutant("vmap-log-cosh", "return grad_out * torch.tanh(x)", "return grad_out * x.tanh_()")
+    assert_fails(v, "changed the saved input x in place")
+
+
+def test_log_cosh_derivative_of_tanh_instead_of_tanh(mutant):
+    v = mutant("vmap-log-cosh", "return grad_out * torch.tanh(x)", "return grad_out * (1 - torch.tanh(x) ** 2)")
+    assert_fails(v, "gradient of x", "max abs error")
+
+
+def test_log_cosh_saving_the_output_instead_of_the_input(mutant):
+    v = mutant(
+        "vmap-log-cosh",
+        ("        (x,) = inputs\n        ctx.save_for_backward(x)  # key", "        ctx.save_for_backward(output)"),
+    )
+    assert_fails(v, "gradient of x")
+
+
+def test_log_cosh_explicit_vmap_staticmethod_passes(variant):
+    variant(
+        "vmap-log-cosh",
+        (
+            "    generate_vmap_rule = True  # key: forward and backward are plain torch ops, so vmap can batch them\n",
+            "",
+        ),
+        (
+            "def log_cosh(",
+            "def _vmap(info, in_dims, x):\n"
+            "    # elementwise: the batch dim stays where it is\n"
+            "    return LogCosh.apply(x), in_dims[0]\n\n\n"
+            "LogCosh.vmap = staticmethod(_vmap)\n\n\n"
+            "def log_cosh(",
+        ),
+    )
+
+
+def test_log_cosh_softplus_form_and_attribute_storage_passes(variant):
+    # log(cosh(x)) = x + softplus(-2x) - log 2; and x kept as a ctx attribute rather than saved.
+    variant(
+        "vmap-log-cosh",
+        (
+            "a = x.abs()\n        return a + torch.log1p(torch.exp(-2 * a)) - LOG2",
+            "return x + torch.nn.functional.softplus(-2 * x) - LOG2",
+        ),
+        ("ctx.save_for_backward(x)  # key", "ctx.x = x"),
+        ("(x,) = ctx.saved_tensors", "x = ctx.x"),
     )

@@ -25,13 +25,13 @@ class _Calls(TorchFunctionMode):
 def check(ctx):
     mine = ctx.learner
     ctx.expect(isinstance(mine.LogSumExp, type) and issubclass(mine.LogSumExp, torch.autograd.Function),
-               "LogSumExp must subclass torch.autograd.Function")
+               ctx.t("{name} must subclass torch.autograd.Function", name="LogSumExp"))
 
     with _Calls() as calls:
         mine.logsumexp(ctx.randn(3, 4))
     used = sorted(n for n in calls.names if any(s in n for s in _SHORTCUTS))
-    ctx.expect(not used, f"your forward calls {', '.join(used)}: write the max-subtraction yourself "
-                         "(m = x.amax(-1, keepdim=True); m + log(sum(exp(x - m))))")
+    ctx.expect(not used, ctx.t("your forward calls {names}: write the max-subtraction yourself ({code})",
+                               names=", ".join(used), code="m = x.amax(-1, keepdim=True); m + log(sum(exp(x - m)))"))
 
     # (shape, spread, offset, dtype, noncontiguous): offsets of +-1000 are where exp() overflows
     # or underflows; "rows" puts each row at its own offset (-1000, 0, +1000, +500), so one max
@@ -45,14 +45,17 @@ def check(ctx):
         x = ctx.randn(*shape, scale=spread, dtype=dtype, noncontiguous=noncontiguous)
         if offset == "rows":
             x = x + torch.tensor([-1000.0, 0.0, 1000.0, 500.0], dtype=dtype).unsqueeze(-1)
-            where = "for rows at very different levels (-1000, 0, +1000, +500)"
+            where = ctx.t("for rows at very different levels ({levels})", levels="-1000, 0, +1000, +500")
         else:
             x = x + offset  # keeps the strides
-            where = f"for inputs around {offset:+g}" if offset else f"for inputs spread over +-{spread:g}"
+            where = (ctx.t("for inputs around {offset:+g}", offset=offset) if offset
+                     else ctx.t("for inputs spread over +-{spread:g}", spread=spread))
         if dtype != torch.float32:
-            where += f" (a {str(dtype).replace('torch.', '')} input)"
+            where = ctx.t("{where} (a {dtype} input)", where=where, dtype=str(dtype).replace("torch.", ""))
         if noncontiguous:
-            where += " (a non-contiguous input)"
+            where = ctx.t("{where} (a non-contiguous input)", where=where)
+        output = ctx.t("{label} {where}", label="output", where=where)
+        grad = ctx.t("{label} {where}", label="gradient of x", where=where)
         x1 = x.detach().clone().requires_grad_()  # clone keeps the strides
         # The truth in float64: a float32 gradient with its own max subtraction is closer to it
         # than torch.logsumexp's own float32 gradient (off by ~6e-5 at |x| = 1000).
@@ -60,16 +63,16 @@ def check(ctx):
         out = ctx.no_mutation(mine.logsumexp, x1)
         truth = torch.logsumexp(x2, dim=-1)
         ctx.expect(isinstance(out, torch.Tensor) and isinstance(out.grad_fn, BackwardCFunction),
-                   "logsumexp must return the result of LogSumExp.apply(x)")
-        ctx.expect_finite(f"output {where}", out)
-        ctx.expect_close(f"output {where}", out, truth.detach().to(dtype))
+                   ctx.t("{fn} must return the result of {apply}", fn="logsumexp", apply="LogSumExp.apply(x)"))
+        ctx.expect_finite(output, out)
+        ctx.expect_close(output, out, truth.detach().to(dtype))
         g = ctx.randn(truth.numel(), dtype=dtype).reshape(truth.shape)  # may be 0-d
         out.backward(g)
         truth.backward(g.double())
-        ctx.expect_finite(f"gradient of x {where}", x1.grad)
+        ctx.expect_finite(grad, x1.grad)
         # x - logsumexp(x) cannot be closer than a few ulps of |x| in the input's dtype.
         atol = max(1e-5, 3 * torch.finfo(dtype).eps * float(x.abs().max()))
-        ctx.expect_close(f"gradient of x {where}", x1.grad, x2.grad.to(dtype), atol=atol)
+        ctx.expect_close(grad, x1.grad, x2.grad.to(dtype), atol=atol)
 
     # Second derivatives: differentiate the gradient once more (a Hessian-vector product).
     ctx.phase("checking second derivatives")
@@ -78,17 +81,17 @@ def check(ctx):
     x1, x2 = x.clone().requires_grad_(), x.clone().requires_grad_()
     (gx,) = torch.autograd.grad(mine.logsumexp(x1), x1, g, create_graph=True)
     ctx.expect(gx.grad_fn is not None,
-               "the gradient your backward returns is not differentiable (no graph behind it), so "
-               "second derivatives are wrong: build it from torch ops on ctx.saved_tensors, without "
-               "@once_differentiable, .detach(), torch.no_grad() or values computed in forward")
+               ctx.t("the gradient your backward returns is not differentiable (no graph behind it), so "
+                     "second derivatives are wrong: build it from torch ops on ctx.saved_tensors, without "
+                     "@once_differentiable, .detach(), torch.no_grad() or values computed in forward"))
     try:
         (hv,) = torch.autograd.grad(gx, x1, v, allow_unused=True)
     except RuntimeError as exc:
-        ctx.fail("differentiating your backward failed (remove @once_differentiable: this "
-                 "backward is made of differentiable torch ops)", [str(exc).splitlines()[0]])
+        ctx.fail(ctx.t("differentiating your backward failed (remove @once_differentiable: this "
+                       "backward is made of differentiable torch ops)"), [str(exc).splitlines()[0]])
     (gx2,) = torch.autograd.grad(torch.logsumexp(x2, dim=-1), x2, g, create_graph=True)
     (hv2,) = torch.autograd.grad(gx2, x2, v)
-    ctx.expect_close("second derivative (the gradient of your backward's result)",
+    ctx.expect_close(ctx.t("second derivative (the gradient of your backward's result)"),
                      torch.zeros_like(hv2) if hv is None else hv, hv2)
 
     ctx.gradcheck("logsumexp", mine.logsumexp,

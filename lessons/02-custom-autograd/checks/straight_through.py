@@ -8,7 +8,7 @@ from torch.autograd.function import BackwardCFunction
 def check(ctx):
     mine = ctx.learner
     ctx.expect(isinstance(mine.RoundSTE, type) and issubclass(mine.RoundSTE, torch.autograd.Function),
-               "RoundSTE must subclass torch.autograd.Function")
+               ctx.t("{name} must subclass torch.autograd.Function", name="RoundSTE"))
 
     shapes = [(16, 10), (7,), (3, 5, 2), (1, 1), None, (5, 6)]
     for trial in ctx.trials(len(shapes)):
@@ -16,19 +16,21 @@ def check(ctx):
         if shapes[trial] is None:
             # Exact halves (-3.5, -2.5, ..., 3.5): torch.round sends them to the even neighbour.
             x = (ctx.randint(-4, 4, (6, 8)) * 2 + 1).float() / 2
-            what = "for exact halves such as 0.5 and 2.5"
+            what = ctx.t("for exact halves such as 0.5 and 2.5")
         else:
             x = ctx.randn(*shapes[trial], scale=3.0, dtype=dtype, noncontiguous=(trial == 2))
-            what = "for a float64 input" if dtype == torch.float64 else ""
+            what = ctx.t("for a {dtype} input", dtype="float64") if dtype == torch.float64 else ""
         x1 = x.detach().clone().requires_grad_()
         out = ctx.no_mutation(mine.round_ste, x1)
         ctx.expect(isinstance(out, torch.Tensor) and isinstance(out.grad_fn, BackwardCFunction),
-                   "round_ste must return the result of RoundSTE.apply(x), so autograd calls your backward")
-        ctx.expect_equal(f"rounded output {what}".strip(), out, torch.round(x))
+                   ctx.t("{fn} must return the result of {apply}, so autograd calls your backward",
+                         fn="round_ste", apply="RoundSTE.apply(x)"))
+        ctx.expect_equal(ctx.t("{label} {where}", label="rounded output", where=what) if what else "rounded output",
+                         out, torch.round(x))
         g = ctx.randn(*x.shape, scale=2.0, dtype=dtype)
         out.backward(g)
-        ctx.expect_close(f"gradient of x {what} (straight-through: equal to the incoming gradient)".replace("  ", " "),
-                         x1.grad, g)
+        grad = ctx.t("{label} {where}", label="gradient of x", where=what) if what else "gradient of x"
+        ctx.expect_close(ctx.t("{grad} (straight-through: equal to the incoming gradient)", grad=grad), x1.grad, g)
 
     # What the STE is for: train weights that are rounded in forward. With the true derivative
     # of round (zero) nothing moves; with the STE the rounded weights reach the integer targets.
@@ -47,5 +49,5 @@ def check(ctx):
         losses.append(loss.item())
     ctx.figure("training loss", {"first": losses[0], "last": losses[-1]})
     ctx.expect(losses[-1] < 0.1 * losses[0],
-               f"training through round_ste did not learn: loss {losses[0]:.3g} -> {losses[-1]:.3g} "
-               "(with a straight-through gradient it falls below a tenth)")
+               ctx.t("training through round_ste did not learn: loss {first:.3g} -> {last:.3g} "
+                     "(with a straight-through gradient it falls below a tenth)", first=losses[0], last=losses[-1]))
