@@ -231,3 +231,83 @@ def test_dynamic_shapes_float_buffer_and_torch_clamp_pass(variant):
 def test_dynamic_shapes_counter_not_advanced_fails(mutant):
     v = mutant("compile-dynamic-shapes", "        self.calls += 1\n", "")
     assert_fails(v, "output of call 1")
+
+
+# -- regional compilation of a repeated block -------------------------------------------------
+
+REGIONAL_LOOP = "    for block in model.blocks:\n"
+INT_LAYER_IDX = (
+    (
+        '        self.register_buffer("scale", torch.tensor(1.0 / math.sqrt(2 * (layer_idx + 1))), persistent=False)'
+        "  # key\n",
+        "        self.layer_idx = layer_idx\n",
+    ),
+    (
+        "        return x + self.scale * self.fc2(F.gelu(self.fc1(self.norm(x))))  # key",
+        "        scale = 1.0 / math.sqrt(2 * (self.layer_idx + 1))\n"
+        "        return x + scale * self.fc2(F.gelu(self.fc1(self.norm(x))))",
+    ),
+)
+
+
+def test_regional_stub_fails(check_code, course):
+    v = check_code("compile-regional", course.exercise("compile-regional").stub)
+    assert v.status in ("failed", "error") and "TODO" in v.reason, describe(v)
+
+
+def test_regional_solution_passes(solution_verdict):
+    v = assert_passes(solution_verdict("compile-regional"))
+    assert v.figures["graphs"] == 1
+    assert v.figures["compiled graph runs per forward"] in (5, 6, 7)
+    assert v.figures["compile_s"] > 0 and v.figures["whole_model_compile_s"] > 0
+    assert 0 < v.figures["compile time, regional / whole model"]
+
+
+def test_regional_whole_model_fails(mutant):
+    v = mutant("compile-regional", REGIONAL_LOOP, "    return torch.compile(model, backend=backend)\n" + REGIONAL_LOOP)
+    assert_fails(v, "you compiled the whole model", "runs once per forward")
+
+
+def test_regional_discarded_result_fails(mutant):
+    v = mutant("compile-regional", "block.compile(backend=backend)  # key", "torch.compile(block, backend=backend)")
+    assert_fails(v, "nothing was compiled", "returns a new module")
+
+
+def test_regional_int_layer_index_compiles_a_graph_per_block(mutant):
+    v = mutant("compile-regional", *INT_LAYER_IDX)
+    assert_fails(v, "differ in a Python number that forward reads", "layer_idx ==")
+
+
+def test_regional_only_the_first_block_fails(mutant):
+    v = mutant("compile-regional", REGIONAL_LOOP, "    for block in model.blocks[:1]:\n")
+    assert_fails(v, "only 1 of the", "compile every block")
+
+
+def test_regional_a_backend_per_block_fails(mutant):
+    v = mutant(
+        "compile-regional",
+        "block.compile(backend=backend)  # key",
+        "block.compile(backend=lambda gm, inputs: backend(gm, inputs))",
+    )
+    assert_fails(v, "different backend objects")
+
+
+def test_regional_off_by_one_scale_fails(mutant):
+    v = mutant("compile-regional", "math.sqrt(2 * (layer_idx + 1))", "math.sqrt(2 * layer_idx + 1)")
+    assert_fails(v, "output of training step 1")
+
+
+def test_regional_wrapping_each_block_and_a_float_attribute_pass(variant):
+    variant(
+        "compile-regional",
+        ("    for block in model.blocks:\n        # nn.Module", "    for i, block in enumerate(model.blocks):\n        # nn.Module"),
+        (
+            "        block.compile(backend=backend)  # key",
+            "        model.blocks[i] = torch.compile(block, backend=backend)",
+        ),
+        (
+            '        self.register_buffer("scale", torch.tensor(1.0 / math.sqrt(2 * (layer_idx + 1))), persistent=False)'
+            "  # key\n",
+            "        self.scale = 1.0 / math.sqrt(2 * (layer_idx + 1))\n",
+        ),
+    )

@@ -77,29 +77,35 @@ def _check_time_per_call(ctx, mine) -> None:
     # As many warm-up calls as timed ones: dividing by warmup + iters halves the answer.
     warmup, iters = 6, 6
     t = mine.time_per_call(compiles_on_first_call, warmup=warmup, iters=iters)
-    ctx.expect(isinstance(t, float), f"time_per_call must return a float (seconds per call), it returned "
-                                     f"{type(t).__name__}")
+    ctx.expect(isinstance(t, float), ctx.t("time_per_call must return a float (seconds per call), it returned {kind}",
+                                           kind=type(t).__name__))
     if t > 4 * steady_s:  # generous: a loaded machine oversleeps
         first_timed = (first_s + (iters - 1) * steady_s) / iters
         total = iters * steady_s
         if abs(t - first_timed) < abs(t - total):
-            ctx.fail(f"time_per_call returned {t * 1e3:.1f} ms for a function that takes "
-                     f"{steady_s * 1e3:.0f} ms per call after a {first_s * 1e3:.0f} ms first call: "
-                     "the first (compiling) call was timed. Run the warm-up calls before starting the clock.")
+            ctx.fail(ctx.t("time_per_call returned {ms:.1f} ms for a function that takes {steady:.0f} ms per call "
+                           "after a {first:.0f} ms first call: the first (compiling) call was timed. Run the warm-up "
+                           "calls before starting the clock.", ms=t * 1e3, steady=steady_s * 1e3, first=first_s * 1e3))
         if abs(t - total) < 0.5 * total:
-            ctx.fail(f"time_per_call returned {t * 1e3:.1f} ms for a function that takes {steady_s * 1e3:.0f} ms "
-                     f"per call: return the time of one call (divide the total by iters), not the total")
+            ctx.fail(ctx.t("time_per_call returned {ms:.1f} ms for a function that takes {steady:.0f} ms per call: "
+                           "return the time of one call (divide the total by iters), not the total",
+                           ms=t * 1e3, steady=steady_s * 1e3))
     ctx.expect(len(calls) == warmup + iters,
-               f"time_per_call(fn, warmup={warmup}, iters={iters}) called fn {len(calls)} times; "
-               f"expected {warmup + iters} ({warmup} untimed warm-up calls, then {iters} timed ones)")
+               ctx.t("time_per_call(fn, warmup={warmup}, iters={iters}) called fn {n} times; expected {total} "
+                     "({warmup} untimed warm-up calls, then {iters} timed ones)",
+                     warmup=warmup, iters=iters, n=len(calls), total=warmup + iters))
     ctx.expect(t <= 4 * steady_s,
-               f"time_per_call returned {t * 1e3:.1f} ms for a function that takes {steady_s * 1e3:.0f} ms per call")
+               ctx.t("time_per_call returned {ms:.1f} ms for a function that takes {steady:.0f} ms per call",
+                     ms=t * 1e3, steady=steady_s * 1e3))
     # time.sleep never returns early, so a correct answer is at least steady_s.
-    ctx.expect(t >= 0.95 * steady_s,
-               f"time_per_call returned {t * 1e3:.2f} ms for a function that sleeps {steady_s * 1e3:.0f} ms "
-               f"per call" + (": divide by the number of timed calls (iters), not by warmup + iters"
-                              if abs(t - steady_s * iters / (warmup + iters)) < 0.25 * steady_s
-                              else ": it must time the calls themselves"))
+    if abs(t - steady_s * iters / (warmup + iters)) < 0.25 * steady_s:
+        too_short = ctx.t("time_per_call returned {ms:.2f} ms for a function that sleeps {steady:.0f} ms per call: "
+                          "divide by the number of timed calls (iters), not by warmup + iters",
+                          ms=t * 1e3, steady=steady_s * 1e3)
+    else:
+        too_short = ctx.t("time_per_call returned {ms:.2f} ms for a function that sleeps {steady:.0f} ms per call: "
+                          "it must time the calls themselves", ms=t * 1e3, steady=steady_s * 1e3)
+    ctx.expect(t >= 0.95 * steady_s, too_short)
 
     # The GPU's queue, simulated on CPU: each call queues 10 ms of work and returns at once.
     ctx.phase("checking time_per_call on a simulated GPU queue")
@@ -107,14 +113,15 @@ def _check_time_per_call(ctx, mine) -> None:
     with _FakeGPU(work_s) as gpu:
         t = mine.time_per_call(gpu.launch, warmup=warmup, iters=iters)
     ctx.expect(isinstance(t, float) and t >= 0.8 * work_s,
-               f"on a GPU (simulated here: each call queues {work_s * 1e3:.0f} ms of kernels and returns at once), "
-               f"time_per_call measured {t * 1e3:.3f} ms per call: the clock stopped before the queued kernels "
-               "ran. When torch.cuda.is_available(), wait for them (torch.cuda.synchronize()) before "
-               "reading the clock.")
+               ctx.t("on a GPU (simulated here: each call queues {work:.0f} ms of kernels and returns at once), "
+                     "time_per_call measured {ms:.3f} ms per call: the clock stopped before the queued kernels ran. "
+                     "When torch.cuda.is_available(), wait for them (torch.cuda.synchronize()) before reading the "
+                     "clock.", work=work_s * 1e3, ms=t * 1e3))
     ctx.expect(t <= 1.5 * work_s,
-               f"on a GPU (simulated here: each call queues {work_s * 1e3:.0f} ms of kernels and returns at once), "
-               f"time_per_call measured {t * 1e3:.1f} ms per call: the warm-up's queued kernels were still "
-               "running when the clock started. Synchronize before starting the clock too.")
+               ctx.t("on a GPU (simulated here: each call queues {work:.0f} ms of kernels and returns at once), "
+                     "time_per_call measured {ms:.1f} ms per call: the warm-up's queued kernels were still running "
+                     "when the clock started. Synchronize before starting the clock too.",
+                     work=work_s * 1e3, ms=t * 1e3))
 
     if ctx.device.type == "cuda":
         # Kernel launches return at once; without synchronize() the clock measures only the launches.
@@ -136,9 +143,9 @@ def _check_time_per_call(ctx, mine) -> None:
         gpu_s = start.elapsed_time(end) / 1000 / 5
         t = mine.time_per_call(gpu_work, warmup=2, iters=5)
         ctx.expect(t >= 0.5 * gpu_s,
-                   f"time_per_call measured {t * 1e3:.3f} ms for GPU work that takes {gpu_s * 1e3:.2f} ms: "
-                   "the clock stopped before the kernels ran. Call torch.cuda.synchronize() before "
-                   "starting and before stopping the clock.")
+                   ctx.t("time_per_call measured {ms:.3f} ms for GPU work that takes {gpu:.2f} ms: the clock stopped "
+                         "before the kernels ran. Call torch.cuda.synchronize() before starting and before stopping "
+                         "the clock.", ms=t * 1e3, gpu=gpu_s * 1e3))
 
 
 def check(ctx):
@@ -161,23 +168,24 @@ def check(ctx):
         backend = "Triton" if ctx.device.type == "cuda" else "C++"
         with ctx.build(f"compiling your block with Inductor ({backend} kernels)…", figure="compile_s"):
             compiled = mine.compile_block(block)
-            ctx.expect(callable(compiled), "compile_block must return the compiled block (a callable), "
-                                           f"it returned {type(compiled).__name__}")
+            ctx.expect(callable(compiled), ctx.t("compile_block must return the compiled block (a callable), "
+                                                 "it returned {kind}", kind=type(compiled).__name__))
             out = compiled(x)  # the first call compiles
             _sync(ctx.device)
         graphs = counters["stats"]["unique_graphs"]
-        ctx.expect(graphs >= 1, "calling what compile_block returned compiled nothing: it runs in eager "
-                                "mode. Return torch.compile(block, ...).")
+        ctx.expect(graphs >= 1, ctx.t("calling what compile_block returned compiled nothing: it runs in eager "
+                                      "mode. Return torch.compile(block, ...)."))
         ctx.expect(sum(counters["inductor"].values()) > 0,
-                   "your block was captured but not compiled by Inductor: use the default backend "
-                   "(backend=\"inductor\"); \"eager\" and \"aot_eager\" are for debugging and make nothing faster")
+                   ctx.t("your block was captured but not compiled by Inductor: use the default backend "
+                         "(backend=\"inductor\"); \"eager\" and \"aot_eager\" are for debugging and make nothing "
+                         "faster"))
         ctx.expect_close("output of the compiled block", out, expected, **tol)
         for _ in ctx.trials(2, "checking fresh inputs"):
             x2 = ctx.randn(batch, seq, dim)
             ctx.expect_close("output of the compiled block", compiled(x2), block(x2), **tol)
         ctx.expect(counters["stats"]["unique_graphs"] == graphs,
-                   "calling the compiled block again with the same shapes compiled it again: "
-                   "something in compile_block changes between calls")
+                   ctx.t("calling the compiled block again with the same shapes compiled it again: "
+                         "something in compile_block changes between calls"))
 
         ctx.phase("checking that a graph break is an error")
         chatty = _Chatty(dim).to(ctx.device).eval()
@@ -187,9 +195,9 @@ def check(ctx):
         except Exception as exc:  # torch._dynamo.exc.Unsupported under fullgraph=True
             raised = exc
         ctx.expect(raised is not None,
-                   "compile_block let a graph break through: a module whose forward calls print() "
-                   "compiled without an error, split into two graphs. Pass fullgraph=True so that a graph "
-                   "break raises instead of quietly costing speed.")
+                   ctx.t("compile_block let a graph break through: a module whose forward calls print() "
+                         "compiled without an error, split into two graphs. Pass fullgraph=True so that a graph "
+                         "break raises instead of quietly costing speed."))
 
         with ctx.build("compiling the reference…", figure="reference_compile_s"):
             reference = ctx.reference.compile_block(block)

@@ -41,24 +41,37 @@ def _expected(model: nn.Module, x: torch.Tensor, call: int) -> torch.Tensor:
     return F.linear(scores.softmax(dim=-1) @ x, model.out.weight, model.out.bias)
 
 
-def _reasons() -> tuple[list[str], list[str]]:
-    """Dynamo's recompile reasons (what TORCH_LOGS=recompiles prints), shortened, and its hints."""
+def _reasons(ctx) -> tuple[list[str], list[str], list[str]]:
+    """Dynamo's recompile reasons (what TORCH_LOGS=recompiles prints), shortened, its hints, and
+    the causes they point to, in the learner's words."""
     seen: list[str] = []
     hints: list[str] = []
+    sizes = numbers = False
     for failures in guard_failures.values():
         for text in failures:
+            sizes = sizes or "size mismatch" in str(text)
             hint = re.search(r"\(HINT: (.*?)\)\s*$", str(text).strip().splitlines()[0])
-            if hint and f"Dynamo's hint: {hint.group(1)}" not in hints:
-                hints.append(f"Dynamo's hint: {hint.group(1)}")
+            said = ctx.t("Dynamo's hint: {hint}", hint=hint.group(1)) if hint else ""
+            if hint and said not in hints:
+                hints.append(said)
             line = str(text).strip().splitlines()[0]
             line = re.sub(r"^\d+/\d+:\s*", "", line)
             guard, _, rest = line.partition("#")
             guard = " ".join(guard.split())
             code = rest.split("  #")[0].strip()
-            short = f"`{guard}` failed (at `{code}`)" if code else guard
+            # A guard on a Python number's value, e.g. `L['self'].calls == 3`.
+            numbers = numbers or bool(re.fullmatch(r"\S+ == -?\d+(\.\d+)?", guard))
+            short = ctx.t("`{guard}` failed (at `{code}`)", guard=guard, code=code) if code else guard
             if short not in seen:
                 seen.append(short)
-    return seen, hints
+    causes = []
+    if sizes:
+        causes.append(ctx.t("New input sizes recompiled: each graph was specialised to the sizes it was first "
+                            "called with."))
+    if numbers:
+        causes.append(ctx.t("A Python number that forward reads changed between calls: Dynamo guards on its "
+                            "value, so every new value is a recompile."))
+    return seen, hints, causes
 
 
 def check(ctx):
@@ -68,7 +81,8 @@ def check(ctx):
     model = mine.Mixer(dim).to(ctx.device)
     for name in ("q", "k", "out"):
         ctx.expect(isinstance(getattr(model, name, None), nn.Linear),
-                   f"Mixer must keep its layer `{name}` (nn.Linear): fix how forward is written, not the model")
+                   ctx.t("Mixer must keep its layer `{name}` (nn.Linear): fix how forward is written, not the model",
+                         name=name))
     # Sequence lengths that equal no batch size and not dim, so no two sizes coincide by chance.
     seq_a = ctx.choice([5, 7, 11])
     seq_b = ctx.choice([13, 19, 23])
@@ -90,21 +104,30 @@ def check(ctx):
                 eager_calls.append(call)
             if call == 1:
                 ctx.expect(counter.graphs >= 1,
-                           "no graph reached the backend the check passed in: compile_model must call "
-                           "torch.compile(model, backend=backend, ...) with the `backend` it is given")
-            ctx.expect_close(f"output of call {call} (batch {batch}, sequence length {seq})", out,
+                           ctx.t("no graph reached the backend the check passed in: compile_model must call "
+                                 "torch.compile(model, backend=backend, ...) with the `backend` it is given"))
+            label = ctx.t("output of call {call} (batch {batch}, sequence length {seq})", call=call, batch=batch, seq=seq)
+            ctx.expect_close(label, out,
                              _expected(model, x, call), atol=1e-5, rtol=1e-4)
 
     ctx.figure("graphs", counter.graphs)
     ctx.figure("recompiles", max(0, counter.graphs - 1))
     if counter.graphs > MAX_GRAPHS:
-        reasons, hints = _reasons()
-        shown = "; ".join(reasons[:3]) + (f"; and {len(reasons) - 3} more" if len(reasons) > 3 else "")
-        ctx.fail(f"{len(shapes)} calls compiled {counter.graphs} graphs; at most "
-                 f"{MAX_GRAPHS} are allowed. Dynamo's recompile reasons: {shown}", reasons[:8] + hints)
+        reasons, hints, causes = _reasons(ctx)
+        shown = "; ".join(reasons[:3])
+        if len(reasons) > 3:
+            shown = ctx.t("{shown}; and {n} more", shown=shown, n=len(reasons) - 3)
+        if causes:
+            ctx.fail(ctx.t("{calls} calls compiled {graphs} graphs; at most {limit} are allowed. {causes} Dynamo's "
+                           "recompile reasons: {shown}", calls=len(shapes), graphs=counter.graphs, limit=MAX_GRAPHS,
+                           causes=" ".join(causes), shown=shown),
+                     reasons[:8] + hints)
+        ctx.fail(ctx.t("{calls} calls compiled {graphs} graphs; at most {limit} are allowed. Dynamo's recompile "
+                       "reasons: {shown}", calls=len(shapes), graphs=counter.graphs, limit=MAX_GRAPHS, shown=shown),
+                 reasons[:8] + hints)
     # Count calls, not graph runs: with a graph break one call runs two graphs, and that is
     # allowed as long as the graph count stays within the limit.
     ctx.expect(not eager_calls,
-               f"{len(eager_calls)} of the {len(shapes)} calls (call {', '.join(map(str, eager_calls))}) ran no "
-               "compiled graph: they silently fell back to eager mode (a recompile limit was reached). "
-               "Remove the cause of the recompiles instead.")
+               ctx.t("{n} of the {calls} calls (call {which}) ran no compiled graph: they silently fell back to eager "
+                     "mode (a recompile limit was reached). Remove the cause of the recompiles instead.",
+                     n=len(eager_calls), calls=len(shapes), which=", ".join(map(str, eager_calls))))

@@ -14,24 +14,28 @@ def _original(model: nn.Module, x: torch.Tensor) -> torch.Tensor:
     return F.linear(h, model.fc2.weight, model.fc2.bias)
 
 
-def _why(reason: str) -> str:
-    first = reason.strip().splitlines()[0] if reason.strip() else "unknown reason"
+def _why(ctx, reason: str) -> str:
+    first = reason.strip().splitlines()[0] if reason.strip() else ctx.t("unknown reason")
     if "item()" in reason:
-        return ".item() turns a tensor into a Python number, which the graph cannot hold"
+        return ctx.t(".item() turns a tensor into a Python number, which the graph cannot hold")
     if "print" in reason:
-        return "print() is Python I/O that cannot go into a graph"
+        return ctx.t("print() is Python I/O that cannot go into a graph")
     if "jump" in reason or "Data-dependent branching" in reason:
-        return "a Python `if` on a tensor's value: the graph cannot tell which way it goes"
+        return ctx.t("a Python `if` on a tensor's value: the graph cannot tell which way it goes")
     return first
 
 
-def _describe(explanation) -> list[str]:
+def _describe(ctx, explanation) -> list[str]:
     lines = []
     for br in explanation.break_reasons:
         frame = br.user_stack[-1] if br.user_stack else None
-        where = f"line {frame.lineno}" if frame is not None else "somewhere"
-        code = f" `{frame.line.strip()}`" if frame is not None and frame.line else ""
-        lines.append(f"{where}{code}: {_why(br.reason)}")
+        why = _why(ctx, br.reason)
+        if frame is None:
+            lines.append(ctx.t("somewhere: {why}", why=why))
+        elif frame.line:
+            lines.append(ctx.t("line {line} `{code}`: {why}", line=frame.lineno, code=frame.line.strip(), why=why))
+        else:
+            lines.append(ctx.t("line {line}: {why}", line=frame.lineno, why=why))
     return lines
 
 
@@ -41,16 +45,17 @@ def check(ctx):
     torch.manual_seed(ctx.seed)
     model = mine.Router(dim, hidden).to(ctx.device).eval()
     ctx.expect(isinstance(getattr(model, "fc1", None), nn.Linear) and isinstance(getattr(model, "fc2", None), nn.Linear),
-               "Router must keep its layers fc1 and fc2 (nn.Linear): change how forward is written, not the model")
+               ctx.t("Router must keep its layers fc1 and fc2 (nn.Linear): change how forward is written, not the model"))
 
     x = ctx.randn(5, dim)
     ctx.phase("looking for graph breaks with torch._dynamo.explain")
     torch._dynamo.reset()
     explanation = torch._dynamo.explain(model)(x)
     if explanation.graph_break_count:
-        details = _describe(explanation)
-        ctx.fail(f"Router.forward still has {explanation.graph_break_count} graph break(s), so it compiles to "
-                 f"{explanation.graph_count} graphs: " + "; ".join(details[:3]), details)
+        details = _describe(ctx, explanation)
+        ctx.fail(ctx.t("Router.forward still has {n} graph break(s), so it compiles to {graphs} graphs: {where}",
+                       n=explanation.graph_break_count, graphs=explanation.graph_count, where="; ".join(details[:3])),
+                 details)
 
     ctx.phase("compiling with fullgraph=True (backend=\"eager\": capture only)")
     torch._dynamo.reset()
@@ -59,7 +64,8 @@ def check(ctx):
         compiled(x)
     except Exception as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        ctx.fail(f"torch.compile(Router(), fullgraph=True) failed: {type(exc).__name__}: {first}")
+        ctx.fail(ctx.t("torch.compile(Router(), fullgraph=True) failed: {error}: {first}",
+                       error=type(exc).__name__, first=first))
 
     u = model.fc1.weight.detach().mean(dim=0)  # mean(fc1(x)) over features = x @ u + mean(bias)
     for trial in ctx.trials(4):
@@ -79,10 +85,13 @@ def check(ctx):
             x = x + ((target - now) / (u @ u)).unsqueeze(-1) * u
             expected = _original(model, x)
             hidden = F.linear(x, model.fc1.weight, model.fc1.bias)
-            side = "positive (relu branch)" if hidden.mean() > 0 else "negative (tanh branch)"
+            side = ctx.t("positive (relu branch)") if hidden.mean() > 0 else ctx.t("negative (tanh branch)")
             mixed = bool((hidden.mean(dim=-1) > 0).any() and (hidden.mean(dim=-1) <= 0).any())
-            what = f"the mean of the hidden features is {side}" + (
-                ", though some samples' own means are on the other side (the branch follows the mean "
-                "over the whole batch)" if mixed else "")
-            ctx.expect_close(f"output when {what}", model(x), expected, atol=1e-5, rtol=1e-4)
-            ctx.expect_close(f"compiled output when {what}", compiled(x), expected, atol=1e-5, rtol=1e-4)
+            if mixed:
+                what = ctx.t("the mean of the hidden features is {side}, though some samples' own means are on the "
+                             "other side (the branch follows the mean over the whole batch)", side=side)
+            else:
+                what = ctx.t("the mean of the hidden features is {side}", side=side)
+            ctx.expect_close(ctx.t("output when {what}", what=what), model(x), expected, atol=1e-5, rtol=1e-4)
+            ctx.expect_close(ctx.t("compiled output when {what}", what=what), compiled(x), expected,
+                             atol=1e-5, rtol=1e-4)
