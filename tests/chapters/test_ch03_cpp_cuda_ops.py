@@ -220,6 +220,73 @@ def test_softmax_serial_loop_with_division_passes(check_code, solution_text):
 
 
 # -- cuda-softmax ---------------------------------------------------------------------------------
+# Every test below but the first needs a CUDA GPU and nvcc; without them each is skipped with
+# that reason (the check itself reports "needs a CUDA GPU", which the first test asserts).
+
+needs_gpu = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (and nvcc) to build and run")
+
+# Correct but different: 128 threads, one pass that keeps a running max and the sum of
+# exponentials relative to it (online softmax), combined by a shared-memory tree reduction
+# with __syncthreads() between steps instead of warp shuffles.
+CUDA_TREE_REDUCTION = r"""
+#include <cuda_runtime.h>
+#include <math.h>
+#include <stdint.h>
+
+constexpr int kThreads = 128;
+
+__device__ __forceinline__ void merge(float& m, float& s, float m2, float s2) {
+    const float mm = fmaxf(m, m2);
+    const float a = m == -INFINITY ? 0.0f : s * expf(m - mm);
+    const float b = m2 == -INFINITY ? 0.0f : s2 * expf(m2 - mm);
+    m = mm;
+    s = a + b;
+}
+
+__global__ void softmax_kernel(const float* __restrict__ x, float* __restrict__ y, int64_t cols) {
+    __shared__ float s_max[kThreads];
+    __shared__ float s_sum[kThreads];
+    const float* row = x + static_cast<int64_t>(blockIdx.x) * cols;
+    float* out = y + static_cast<int64_t>(blockIdx.x) * cols;
+    float m = -INFINITY, s = 0.0f;
+    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) merge(m, s, row[j], 1.0f);
+    s_max[threadIdx.x] = m;
+    s_sum[threadIdx.x] = s;
+    __syncthreads();
+    for (int stride = blockDim.x / 2; stride > 0; stride /= 2) {
+        if (threadIdx.x < stride) {
+            float mm = s_max[threadIdx.x], ss = s_sum[threadIdx.x];
+            merge(mm, ss, s_max[threadIdx.x + stride], s_sum[threadIdx.x + stride]);
+            s_max[threadIdx.x] = mm;
+            s_sum[threadIdx.x] = ss;
+        }
+        __syncthreads();
+    }
+    const float row_max = s_max[0];
+    const float inv = 1.0f / s_sum[0];
+    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) out[j] = expf(row[j] - row_max) * inv;
+}
+
+void launch_softmax(const float* x, float* y, int64_t rows, int64_t cols, cudaStream_t stream) {
+    softmax_kernel<<<static_cast<unsigned int>(rows), kThreads, 0, stream>>>(x, y, cols);
+}
+"""
+
+STRIDED_LOOP = "for (int64_t j = threadIdx.x; j < cols; j += blockDim.x)"
+CROSS_WARP = (
+    "    if (lane == 0) partials[warp] = v;             // 2. one value per warp into shared memory\n"
+    "    __syncthreads();\n"
+    "    v = lane < kWarps ? partials[lane] : (kMax ? -INFINITY : 0.0f);\n"
+    "    v = kMax ? warp_max(v) : warp_sum(v);          // 3. each warp combines the kWarps values\n"
+    "    __syncthreads();                               // before anyone reuses partials\n"
+)
+
+
+def with_cuda_source(source: str, cuda: str) -> str:
+    """`source` (a cuda-softmax solution) with its whole CUDA_SOURCE string replaced by `cuda`."""
+    start = source.index('CUDA_SOURCE = r"""') + len('CUDA_SOURCE = r"""')
+    end = source.index('"""', start)
+    return source[:start] + cuda + source[end:]
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the no-GPU path")
@@ -230,13 +297,23 @@ def test_cuda_softmax_is_skipped_without_a_gpu(check_code, solution_text, course
         assert "needs a CUDA GPU" in v.reason
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_cuda_softmax_mutants_and_mistakes_apply_to_the_solution(solution_text, course):
+    # Runs everywhere: the GPU-only tests below and the targeted hints edit text that must still
+    # be in the solution, or they would silently test an unbroken kernel on a GPU machine.
+    source = solution_text("cuda-softmax")
+    assert source.count(STRIDED_LOOP) == 3 and CROSS_WARP in source
+    with_cuda_source(source, CUDA_TREE_REDUCTION)
+    for m in course.exercise("cuda-softmax").mistakes:
+        assert m.mutant and mutate(source, *m.mutant) != source
+
+
+@needs_gpu
 def test_cuda_softmax_solution_passes(solution_verdict):
     v = assert_passes(solution_verdict("cuda-softmax"))
     assert v.figures["speedup_vs_one_thread_per_row"] >= 5
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@needs_gpu
 def test_cuda_softmax_one_thread_per_row_is_too_slow(check_code, course):
     # The stub's kernel (<<<rows, 1>>>) with the input checks done: correct, but slow.
     stub = course.exercise("cuda-softmax").stub.read_text(encoding="utf-8")
@@ -253,10 +330,82 @@ def test_cuda_softmax_one_thread_per_row_is_too_slow(check_code, course):
     failed(check_code("cuda-softmax", src), "as fast as one thread per row")
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@needs_gpu
 def test_cuda_softmax_without_max_subtraction_overflows(ext_mutant):
-    v = ext_mutant("cuda-softmax", ("m = block_reduce<true>(m, partials);", "m = 0.0f;"), ext="t_nomax")
-    failed(v, "NaN or inf")
+    # exp(x) straight away: fine for small values, inf / inf = NaN from |x| ~ 90 on.
+    v = ext_mutant(
+        "cuda-softmax",
+        (
+            "    for (int64_t j = threadIdx.x; j < cols; j += blockDim.x) m = fmaxf(m, row[j]);\n"
+            "    m = block_reduce<true>(m, partials);  // key\n",
+            "    m = 0.0f;\n",
+        ),
+        ext="t_nomax",
+    )
+    failed(v, "NaN or inf", "subtract the row max")
+
+
+@needs_gpu
+def test_cuda_softmax_max_padded_with_zero_fails_on_negative_rows(ext_mutant):
+    # The neutral value of the sum (0) used for the max too: a row of negative values gets max 0,
+    # every expf underflows, 0 / 0.
+    v = ext_mutant(
+        "cuda-softmax",
+        (
+            "v = lane < kWarps ? partials[lane] : (kMax ? -INFINITY : 0.0f);",
+            "v = lane < kWarps ? partials[lane] : 0.0f;",
+        ),
+        ext="t_pad0",
+    )
+    failed(v, "near -1000", "not the row's max")
+
+
+@needs_gpu
+def test_cuda_softmax_reducing_only_inside_each_warp_fails(ext_mutant):
+    # Shuffles only: each warp normalises its own columns, so a row sums to its number of warps.
+    v = ext_mutant("cuda-softmax", (CROSS_WARP, ""), ext="t_warponly")
+    failed(v, "do not sum to 1", "every warp")
+
+
+@needs_gpu
+def test_cuda_softmax_one_column_per_thread_fails_on_long_rows(ext_mutant):
+    # Each thread handles column threadIdx.x only: rows longer than the block leave columns
+    # unwritten and out of the sums.
+    v = ext_mutant(
+        "cuda-softmax",
+        (STRIDED_LOOP, "for (int64_t j = threadIdx.x; j < cols && j < kThreads; j += blockDim.x)"),
+        ext="t_nostride",
+    )
+    failed(v, "softmax(x) for x of shape (")
+
+
+@needs_gpu
+def test_cuda_softmax_thread_local_max_fails(ext_mutant):
+    # Each thread subtracts its own max: rows still sum to 1, the values are wrong.
+    v = ext_mutant("cuda-softmax", ("    m = block_reduce<true>(m, partials);  // key\n", ""), ext="t_localmax")
+    failed(v, "softmax(x) for x of shape (", "max abs error")
+
+
+@needs_gpu
+def test_cuda_softmax_without_dtype_check_fails_on_the_message(ext_mutant):
+    v = ext_mutant(
+        "cuda-softmax",
+        (
+            '    TORCH_CHECK(x.scalar_type() == at::kFloat, "softmax: expected a float32 tensor, got ", '
+            "x.scalar_type());\n",
+            "",
+        ),
+        ext="t_nodtype",
+    )
+    failed(v, "float64 input should raise an error", "should mention 'float32'")
+
+
+@needs_gpu
+def test_cuda_softmax_tree_reduction_online_variant_passes(check_code, solution_text):
+    src = renamed(with_cuda_source(solution_text("cuda-softmax"), CUDA_TREE_REDUCTION), "t_tree")
+    for seed in mutant_seeds("cuda-softmax|t_tree"):
+        v = assert_passes(check_code("cuda-softmax", src, seed=seed))
+        assert v.figures["speedup_vs_one_thread_per_row"] >= 5
 
 
 # -- library-custom-op ----------------------------------------------------------------------------

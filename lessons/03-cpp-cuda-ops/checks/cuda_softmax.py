@@ -89,6 +89,26 @@ def _run(ctx, fn, x, what):
                        error=type(exc).__name__, what=what, message=msg))
 
 
+def _expect_rows_sum_to_one(ctx, out, what):
+    """Every row of a softmax sums to 1 (float32 rounding over 4097 columns stays below 1e-4). A
+    block that divides by a partial sum (a reduction that stops inside each warp, or loops that
+    leave columns out) gives rows that do not. A wrong output type or shape is left to the
+    expect_close that follows."""
+    if not (isinstance(out, torch.Tensor) and out.dim() == 2 and out.is_floating_point()):
+        return
+    if out.shape[0] == 0:
+        return
+    sums = out.double().sum(dim=1)
+    off = ~((sums - 1).abs() <= 1e-3)  # NaN counts as off
+    lo, hi = float(sums.min()), float(sums.max())
+    ctx.expect(not bool(off.any()),
+               ctx.t("the rows of softmax(x) for {what} do not sum to 1 ({count} of {rows} rows; their sums range "
+                     "from {lo:.4g} to {hi:.4g}): each row must be divided by the sum over all of its columns: every "
+                     "loop strides over all cols, and the reduction combines every warp of the block, not one "
+                     "warp only",
+                     what=what, count=int(off.sum()), rows=out.shape[0], lo=lo, hi=hi))
+
+
 def check(ctx):
     mine = _helpers().load_learner(ctx, ctx.t("building your CUDA extension (C++ compiler and nvcc)…"))
 
@@ -99,12 +119,17 @@ def check(ctx):
         x = ctx.randn(rows, cols, scale=ctx.choice([1.0, 5.0]))
         described = ctx.t("x of shape {shape}", shape=(rows, cols))
         out = _run(ctx, mine.softmax, x, described)
+        _expect_rows_sum_to_one(ctx, out, described)
         ctx.expect_close(ctx.t("softmax(x) for {what}", what=described), out, torch.softmax(x, dim=1))
+
+    def near_minus_1000():
+        return ctx.randn(9, ctx.choice([70, 300])) - 1000.0
 
     special = [
         (ctx.t("values of size ~1000 (x * 1000)"),
          lambda: ctx.randn(ctx.choice([8, 33]), ctx.choice([300, 2000]), scale=1000.0)),
         (ctx.t("every value near 1000 (x + 1000)"), lambda: ctx.randn(17, ctx.choice([100, 513])) + 1000.0),
+        (ctx.t("every value near -1000 (x - 1000)"), near_minus_1000),
         (ctx.t("a transposed (non-contiguous) x"),
          lambda: ctx.randn(ctx.choice([40, 65]), ctx.choice([300, 777]), noncontiguous=True)),
         (ctx.t("an empty x (0 rows)"), lambda: ctx.randn(0, ctx.choice([5, 300]))),
@@ -115,8 +140,15 @@ def check(ctx):
         out = _run(ctx, mine.softmax, x, what)
         if isinstance(out, torch.Tensor) and out.is_floating_point() and out.numel():
             bad = int((~torch.isfinite(out)).sum())
-            ctx.expect(bad == 0, ctx.t("softmax(x) for {what} has {bad} NaN or inf values: subtract the row max "
-                                       "(reduced over the whole block) before expf", what=what, bad=bad))
+            if make is near_minus_1000:  # every exp underflows unless the row's true max is subtracted
+                ctx.expect(bad == 0, ctx.t("softmax(x) for {what} has {bad} NaN or inf values: every expf "
+                                           "underflowed to 0, so the max you subtracted is not the row's max (a max "
+                                           "reduction that starts from, or pads idle lanes with, 0 instead of "
+                                           "-INFINITY gives 0 for a row of negative values)", what=what, bad=bad))
+            else:
+                ctx.expect(bad == 0, ctx.t("softmax(x) for {what} has {bad} NaN or inf values: subtract the row "
+                                           "max (reduced over the whole block) before expf", what=what, bad=bad))
+        _expect_rows_sum_to_one(ctx, out, what)
         ctx.expect_close(ctx.t("softmax(x) for {what}", what=what), out, torch.softmax(x, dim=1))
 
     ctx.phase(ctx.t("checking that bad input is rejected"))
