@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from tutor.course import code_blocks
+from tutor import i18n
+from tutor.course import code_blocks, load_course
 
-from .conftest import assert_fails, assert_passes
+from .conftest import assert_fails, assert_passes, mutate
 
 pytestmark = pytest.mark.slow
 
@@ -103,7 +104,23 @@ def test_trace_trap_fixed_by_tracing_again(mutant):
         "return torch.jit.script(model)  #",
         "return torch.jit.trace(model, torch.randn(4, 16) + 1.0)  #",
     )
-    assert_fails(v, "fixed module", "mean < 0")
+    assert_fails(v, "traced module of Gate", "fixed module is still wrong on the other branch", "torch.jit.script")
+
+
+def test_trace_trap_traced_again_in_chinese_names_it_and_offers_its_hint(check_code, solution_text):
+    """In Chinese, the reason and the targeted hint for tracing again are Chinese too."""
+    source = mutate(
+        solution_text("ts-trace-trap"),
+        ("return torch.jit.script(model)  #", "return torch.jit.trace(model, torch.randn(4, 16) + 1.0)  #"),
+    )
+    i18n.set_language("zh")
+    try:
+        v = check_code("ts-trace-trap", source, seed=1)
+    finally:
+        i18n.set_language("en")
+    reason = assert_fails(v, "fix_gate 返回的是追踪 Gate 得到的模块", "torch.jit.script")
+    mistake = load_course(lang="zh").exercise("ts-trace-trap").mistake_for(reason)
+    assert mistake is not None and "脚本化（scripting）会编译 Python 控制流本身" in mistake.hint, reason
 
 
 def test_trace_trap_fix_returns_eager_model(mutant):
@@ -117,7 +134,7 @@ def test_trace_trap_gap_measured_on_the_example_branch(mutant):
         "return (traced(other) - model(other)).abs().max().item()",
         "return (traced(other) - traced(other)).abs().max().item()",
     )
-    assert_fails(v, "trap_gap")
+    assert_fails(v, "trap_gap returned 0.0", "not with itself")
 
 
 def test_trace_trap_gap_as_a_tensor(mutant):

@@ -29,11 +29,13 @@ def _trained_model(ctx):
 def _save(ctx, mine, model, state, path, purpose):
     ctx.phase(f"saving with your save_for(..., {purpose!r})")
     mine.save_for(model, str(path), purpose)
-    ctx.expect(model.training, f"save_for(..., {purpose!r}) switched the caller's model to eval mode (.eval() "
-                               f"changes the module in place): switch the scripted copy instead")
+    ctx.expect(model.training, ctx.t("save_for(..., {purpose!r}) switched the caller's model to eval mode (.eval() "
+                                     "changes the module in place): switch the scripted copy instead",
+                                     purpose=purpose))
     ctx.expect_close(f"the caller's model's parameters and buffers after save_for(..., {purpose!r}) (it must "
                      f"not change them)", dict(model.state_dict()), state)
-    ctx.expect(path.is_file(), f"save_for(..., {purpose!r}) did not create the file {path.name}")
+    ctx.expect(path.is_file(), ctx.t("save_for(..., {purpose!r}) did not create the file {file}", purpose=purpose,
+                                     file=path.name))
 
 
 def _load(ctx, path, purpose):
@@ -42,12 +44,12 @@ def _load(ctx, path, purpose):
     except Exception as exc:  # noqa: BLE001  (whatever the file is, the learner reads why)
         first, rest = first_lines(exc, 6)
         if "required keyword attribute" in str(exc):
-            ctx.fail(f"torch.jit.load cannot read your {purpose!r} file: it holds an optimize_for_inference "
-                     f"graph, which saves without complaint and then fails to load. Save the frozen module "
-                     f"and optimize after loading (that is load_for_serving's job)", [first])
-        ctx.fail(f"torch.jit.load cannot read the {purpose!r} file save_for wrote: save the scripted module "
-                 f"with torch.jit.save (torch.save pickles Python objects, which torch.jit.load and C++ "
-                 f"cannot read)", [first, *rest])
+            ctx.fail(ctx.t("torch.jit.load cannot read your {purpose!r} file: it holds an optimize_for_inference "
+                           "graph, which saves without complaint and then fails to load. Save the frozen module "
+                           "and optimize after loading (that is load_for_serving's job)", purpose=purpose), [first])
+        ctx.fail(ctx.t("torch.jit.load cannot read the {purpose!r} file save_for wrote: save the scripted module "
+                       "with torch.jit.save (torch.save pickles Python objects, which torch.jit.load and C++ "
+                       "cannot read)", purpose=purpose), [first, *rest])
 
 
 def check(ctx):
@@ -61,18 +63,18 @@ def check(ctx):
     _save(ctx, mine, model, state, ft_path, "finetune")
     ft = _load(ctx, ft_path, "finetune")
     ctx.expect(len(list(ft.parameters())) == len(list(model.parameters())),
-               f"your 'finetune' file has {len(list(ft.parameters()))} parameters, the model "
-               f"{len(list(model.parameters()))}: it was frozen, and freezing turns weights into constants "
-               f"and drops the training-only aux head. A file to keep training from is saved unfrozen")
+               ctx.t("your 'finetune' file has {got} parameters, the model {want}: it was frozen, and freezing "
+                     "turns weights into constants and drops the training-only aux head. A file to keep training "
+                     "from is saved unfrozen", got=len(list(ft.parameters())), want=len(list(model.parameters()))))
     ctx.expect_close("parameters and buffers in your 'finetune' file", dict(ft.state_dict()), state)
-    ctx.expect(ft.training, "your 'finetune' file loads in eval mode: the device resumes training, so save "
-                            "the module in the mode the model was in (training)")
+    ctx.expect(ft.training, ctx.t("your 'finetune' file loads in eval mode: the device resumes training, so save "
+                                  "the module in the mode the model was in (training)"))
     x = ctx.randn(3, 3, 20, 20)
     ft.zero_grad()
     ft(x).square().mean().backward()
     missing = [k for k, p in ft.named_parameters() if p.grad is None]
-    ctx.expect(not missing, f"training the 'finetune' module gives no gradient to {missing[:3]}: its "
-                            f"training-mode forward must still use the aux head")
+    ctx.expect(not missing, ctx.t("training the 'finetune' module gives no gradient to {names}: its "
+                                  "training-mode forward must still use the aux head", names=missing[:3]))
     ft.eval()
 
     # 2. The serve file: frozen in eval mode, labels kept, small.
@@ -80,23 +82,25 @@ def check(ctx):
     _save(ctx, mine, model, state, serve_path, "serve")
     served = _load(ctx, serve_path, "serve")
     ctx.expect(not list(served.parameters()),
-               "your 'serve' module still has parameters: it is not frozen. torch.jit.freeze (in eval mode) "
-               "turns them into constants and drops what inference never runs")
+               ctx.t("your 'serve' module still has parameters: it is not frozen. torch.jit.freeze (in eval mode) "
+                     "turns them into constants and drops what inference never runs"))
     graph = str(served.graph)
     ctx.expect("aten::batch_norm" not in graph and "aten::dropout" not in graph,
-               "your 'serve' graph still has BatchNorm or Dropout: freeze it in eval mode")
+               ctx.t("your 'serve' graph still has BatchNorm or Dropout: freeze it in eval mode"))
     try:
         got_labels = served.labels()
     except (AttributeError, RuntimeError):
-        ctx.fail("the server calls labels(), and your 'serve' module has no labels method: freezing keeps only "
-                 "forward unless you name what else to keep (torch.jit.freeze(..., preserved_attrs=[...]))", [])
+        ctx.fail(ctx.t("the server calls labels(), and your 'serve' module has no labels method: freezing keeps "
+                       "only forward unless you name what else to keep (torch.jit.freeze(..., "
+                       "preserved_attrs=[...]))"), [])
     ctx.expect_equal("labels() of your loaded 'serve' module", list(got_labels), names)
     serve_kb, ft_kb = serve_path.stat().st_size / 1024, ft_path.stat().st_size / 1024
     ctx.figure("file_kb", {"serve": round(serve_kb, 1), "finetune": round(ft_kb, 1),
                            "serve/finetune": round(serve_kb / ft_kb, 3)})
     ctx.expect(serve_kb <= SIZE_TARGET * ft_kb,
-               f"your 'serve' file is {serve_kb:.0f} KB and the 'finetune' file {ft_kb:.0f} KB: the target is "
-               f"at most {SIZE_TARGET:.0%} of it. Freezing in eval mode removes what inference never runs")
+               ctx.t("your 'serve' file is {serve:.0f} KB and the 'finetune' file {finetune:.0f} KB: the target is "
+                     "at most {target:.0%} of it. Freezing in eval mode removes what inference never runs",
+                     serve=serve_kb, finetune=ft_kb, target=SIZE_TARGET))
     ctx.expect_raises("save_for(model, path, 'mobile') (an unknown purpose)",
                       lambda: mine.save_for(model, str(ctx.tmpdir / "mobile.pt"), "mobile"), (ValueError,))
     model.eval()
@@ -108,10 +112,10 @@ def check(ctx):
     ctx.phase("loading with your load_for_serving")
     fast = mine.load_for_serving(str(serve_path))
     ctx.expect(isinstance(fast, torch.jit.ScriptModule),
-               f"load_for_serving returned a {type(fast).__name__}, expected a ScriptModule")
+               ctx.t("load_for_serving returned a {type}, expected a ScriptModule", type=type(fast).__name__))
     if torch.backends.mkldnn.is_available():
-        ctx.expect("mkldnn" in str(fast.graph), "load_for_serving returns the module as it was saved: pass it "
-                                                "to torch.jit.optimize_for_inference after loading")
+        ctx.expect("mkldnn" in str(fast.graph), ctx.t("load_for_serving returns the module as it was saved: pass "
+                                                      "it to torch.jit.optimize_for_inference after loading"))
     ctx.expect_equal("labels() of the module load_for_serving returns", list(fast.labels()), names)
     cases = [(1, 16, 16), (3, 21, 21), (8, 32, 32), (2, 17, 29)]
     for trial in ctx.trials(len(cases)):

@@ -60,10 +60,13 @@ def check(ctx):
     ctx.expect(isinstance(fixed, torch.jit.ScriptModule),
                ctx.t("fix_gate returned a {type}, expected a TorchScript module (torch.jit.ScriptModule), for "
                      "example torch.jit.script(model)", type=type(fixed).__name__))
-    ctx.expect(not isinstance(fixed, torch.jit.TracedModule),
-               ctx.t("fix_gate returned a traced module: a trace records only the branch its example took, "
-                     "whatever example you give it, so the fixed module is still wrong on the other branch. "
-                     "Compile the source instead (torch.jit.script keeps the `if`)"))
+    if isinstance(fixed, torch.jit.TracedModule):  # fine if branch-free (torch.where); not if traced again
+        with torch.no_grad():
+            both = all(torch.allclose(fixed(x), model(x), rtol=1e-4, atol=1e-5) for x in (example, other))
+        if not both:
+            ctx.fail(ctx.t("fix_gate returned a traced module of Gate: a trace records only the branch its "
+                           "example took, whatever example you give it, so the fixed module is still wrong on "
+                           "the other branch. Compile the source instead (torch.jit.script keeps the `if`)"))
     for trial in ctx.trials(4):
         positive = trial % 2 == (0 if example_positive else 1)  # the trace's branch first, then the other
         rows = (8, 8, 1, 17)[trial]
