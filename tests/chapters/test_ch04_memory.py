@@ -9,7 +9,14 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.mark.parametrize(
-    "exercise", ["memory-checkpoint", "memory-grad-accum", "memory-mixed-precision", "memory-adam8bit"]
+    "exercise",
+    [
+        "memory-checkpoint",
+        "memory-selective-checkpoint",
+        "memory-grad-accum",
+        "memory-mixed-precision",
+        "memory-adam8bit",
+    ],
 )
 def test_stub_fails(check_code, course, exercise):
     v = check_code(exercise, course.exercise(exercise).stub)
@@ -41,7 +48,7 @@ def test_checkpoint_whole_stack_saves_too_little(mutant):
 
 def test_checkpoint_without_checkpointing_saves_nothing(mutant):
     v = mutant("memory-checkpoint", "h = checkpoint(block, h, use_reentrant=False)", "h = block(h)")
-    assert_fails(v, "(no lower)")
+    assert_fails(v, "(no lower)", "recomputed nothing, so no block is checkpointed")
 
 
 def test_checkpoint_every_other_block_keeps_too_much(mutant):
@@ -96,6 +103,105 @@ def test_checkpoint_under_no_grad_fails(mutant):
     assert_fails(v, "does not require grad")
 
 
+# -- memory-selective-checkpoint ----------------------------------------------------------------
+
+SAC_SAVE = "return CheckpointPolicy.MUST_SAVE  # key"
+SAC_RECOMPUTE = "return CheckpointPolicy.PREFER_RECOMPUTE  # key"
+SAC_CALL = "h = checkpoint(block, h, use_reentrant=False, context_fn=context_fn)"
+
+
+def test_selective_solution_passes(solution_verdict):
+    v = assert_passes(solution_verdict("memory-selective-checkpoint"))
+    assert v.figures["matmuls_rerun_in_backward"] == {"yours": 0, "reference": 0, "full_checkpointing": 4}
+    assert v.figures["cheap_ops_rerun_in_backward"]["yours"] == 8
+    peak = v.figures["peak_MiB"]
+    # Between the two extremes, and well clear of both.
+    assert peak["full_checkpointing"] < 0.8 * peak["yours"] and peak["yours"] < 0.8 * peak["no_checkpointing"]
+    assert {"memory", "time"} <= set(v.figures)
+
+
+def test_selective_inverted_policy_reruns_the_matmuls(mutant):
+    v = mutant(
+        "memory-selective-checkpoint",
+        (SAC_SAVE, "return CheckpointPolicy.PREFER_RECOMPUTE  # inverted"),
+        (SAC_RECOMPUTE, "return CheckpointPolicy.MUST_SAVE"),
+    )
+    assert_fails(v, "backward reran 4 matmul(s) (aten.addmm x4)", "the wrong way round")
+
+
+def test_selective_reentrant_rejects_context_fn(mutant):
+    v = mutant("memory-selective-checkpoint", "use_reentrant=False, context_fn", "use_reentrant=True, context_fn")
+    assert_fails(v, "only supported when use_reentrant=False", "non-reentrant", "use_reentrant=False together")
+
+
+def test_selective_op_names_as_strings_never_match(mutant):
+    v = mutant("memory-selective-checkpoint", "if op in MATMULS:", 'if str(op) in ("aten.mm", "aten.addmm", "matmul"):')
+    assert_fails(v, "reran 4 matmul(s)", "never recognises a matmul", "not Python functions or op names")
+
+
+def test_selective_python_functions_never_match(mutant):
+    v = mutant("memory-selective-checkpoint", "if op in MATMULS:", "if op in (torch.matmul, nn.functional.linear):")
+    assert_fails(v, "never recognises a matmul")
+
+
+def test_selective_checkpointing_nothing_fails(mutant):
+    v = mutant("memory-selective-checkpoint", SAC_CALL, "h = block(h)")
+    assert_fails(v, "reran none of the blocks' cheap ops", "no block is checkpointed")
+
+
+def test_selective_plain_full_checkpoint_fails(mutant):
+    v = mutant("memory-selective-checkpoint", SAC_CALL, "h = checkpoint(block, h, use_reentrant=False)")
+    assert_fails(v, "reran 4 matmul(s)", "not checkpointed with that policy", "context_fn=functools.partial")
+
+
+def test_selective_saving_only_mm_misses_linear_addmm(mutant):
+    v = mutant("memory-selective-checkpoint", "if op in MATMULS:", "if op == aten.mm.default:")
+    assert_fails(v, "aten.addmm x4", "which is what nn.Linear with a bias runs")
+
+
+def test_selective_saving_everything_recomputes_nothing(mutant):
+    v = mutant("memory-selective-checkpoint", SAC_RECOMPUTE, "return CheckpointPolicy.MUST_SAVE")
+    assert_fails(v, "reran none of the blocks' cheap ops", "keeps every op's output")
+
+
+def test_selective_half_the_blocks_fails(mutant):
+    v = mutant(
+        "memory-selective-checkpoint",
+        ("    for block in stack:", "    for i, block in enumerate(stack):"),
+        (SAC_CALL, SAC_CALL + " if i % 2 == 0 else block(h)"),
+    )
+    assert_fails(v, "cheap op(s)", "where the reference reruns 8")
+
+
+def test_selective_context_pair_instead_of_factory_fails(mutant):
+    v = mutant(
+        "memory-selective-checkpoint",
+        "functools.partial(create_selective_checkpoint_contexts, policy)  # key",
+        "create_selective_checkpoint_contexts(policy)",
+    )
+    assert_fails(v, "is that pair itself", "functools.partial")
+
+
+def test_selective_op_list_passes(variant):
+    # The list form of create_selective_checkpoint_contexts: MUST_SAVE for the listed ops,
+    # PREFER_RECOMPUTE for the rest.
+    variant(
+        "memory-selective-checkpoint",
+        (
+            "functools.partial(create_selective_checkpoint_contexts, policy)  # key",
+            "functools.partial(create_selective_checkpoint_contexts, [aten.mm.default, aten.addmm.default])",
+        ),
+    )
+
+
+def test_selective_overload_packets_and_must_recompute_pass(variant):
+    variant(
+        "memory-selective-checkpoint",
+        ("if op in MATMULS:", "if op.overloadpacket in (aten.mm, aten.addmm, aten.bmm):"),
+        (SAC_RECOMPUTE, "return CheckpointPolicy.MUST_RECOMPUTE"),
+    )
+
+
 # -- memory-grad-accum --------------------------------------------------------------------------
 
 
@@ -104,11 +210,14 @@ def test_accumulation_solution_passes(solution_verdict):
 
 
 def test_accumulation_forgetting_to_scale_the_loss_fails(mutant):
-    assert_fails(mutant("memory-grad-accum", " * (xb.shape[0] / n)", ""), "gradient of", "max abs error")
+    assert_fails(
+        mutant("memory-grad-accum", " * (xb.shape[0] / n)", ""), "about 4 times", "counted as if it were the whole"
+    )
 
 
 def test_accumulation_dividing_by_count_fails_on_uneven_batches(mutant):
-    assert_fails(mutant("memory-grad-accum", " * (xb.shape[0] / n)", " / micro_batches"), "gradient of")
+    v = mutant("memory-grad-accum", " * (xb.shape[0] / n)", " / micro_batches")
+    assert_fails(v, "weighted 1/4", "right only when the pieces are equal")
 
 
 def test_accumulation_dropping_the_remainder_fails(mutant):
@@ -126,7 +235,8 @@ def test_accumulation_dropping_the_remainder_fails(mutant):
 
 
 def test_accumulation_forgetting_zero_grad_fails(mutant):
-    assert_fails(mutant("memory-grad-accum", "    optimizer.zero_grad(set_to_none=True)\n", ""), "gradient of")
+    v = mutant("memory-grad-accum", "    optimizer.zero_grad(set_to_none=True)\n", "")
+    assert_fails(v, "plus what .grad held before the call", "leaked into this one")
 
 
 def test_accumulation_stepping_every_micro_batch_fails(mutant):

@@ -19,6 +19,38 @@ def _smoothed(outputs, targets):
     return F.cross_entropy(outputs, targets, label_smoothing=0.2)
 
 
+def _same(got, want):
+    return all(got[k] is not None and torch.allclose(got[k], w, atol=1e-6, rtol=1e-4) for k, w in want.items())
+
+
+def _grads_of(base, loss_fn, x, y, m, weight):
+    """The gradients that accumulating over x.tensor_split(m) leaves, each micro-batch's mean
+    loss multiplied by weight(rows in it), starting from zero."""
+    model = copy.deepcopy(base)
+    model.zero_grad(set_to_none=True)
+    for xb, yb in zip(x.tensor_split(m), y.tensor_split(m)):
+        (loss_fn(model(xb), yb) * weight(xb.shape[0])).backward()
+    return {k: p.grad for k, p in model.named_parameters()}
+
+
+def _diagnose(ctx, grads, expected, leftover, base, loss_fn, x, y, m):
+    """Name the classic accumulation mistakes when the gradients are exactly what they leave."""
+    n = x.shape[0]
+    sizes = [int(xb.shape[0]) for xb in x.tensor_split(m)]
+    if _same(grads, {k: expected[k] + leftover[k] for k in expected}):
+        ctx.fail(ctx.t("the gradients after accumulated_step are the full-batch gradients plus what .grad held "
+                       "before the call: gradients from an earlier step leaked into this one. Clear .grad once, "
+                       "before the first micro-batch"))
+    if _same(grads, _grads_of(base, loss_fn, x, y, m, lambda rows: 1.0)):
+        ctx.fail(ctx.t("the gradients are the sum of the {m} micro-batches' mean-loss gradients, about {m} times "
+                       "the full-batch gradient: each micro-batch's mean loss counted as if it were the whole "
+                       "batch. Weight each micro-batch's loss by its share of the batch before backward", m=m))
+    if len(set(sizes)) > 1 and _same(grads, _grads_of(base, loss_fn, x, y, m, lambda rows: 1.0 / m)):
+        ctx.fail(ctx.t("each micro-batch's loss was weighted 1/{m}, which is right only when the pieces are equal; "
+                       "here they hold {sizes} of the {n} rows, so a row of a shorter piece counts for more. "
+                       "Weight each micro-batch by its share of the rows", m=m, sizes=sizes, n=n))
+
+
 def check(ctx):
     mine = ctx.learner
     # (batch, micro_batches, loss): 30/4 and 45/7 do not divide evenly; 9/4 is what torch.chunk
@@ -44,8 +76,10 @@ def check(ctx):
         twin_opt.step()
 
         # Gradients left over from an earlier step: they must not leak into this one.
+        base = copy.deepcopy(model)  # the model before the step, for diagnosing wrong gradients
         for p in model.parameters():
             p.grad = ctx.randn(*p.shape)
+        leftover = {k: p.grad.clone() for k, p in model.named_parameters()}
         sizes = []
         steps = []
         hook = model.register_forward_pre_hook(lambda mod, args: sizes.append(args[0].shape[0]))
@@ -90,7 +124,10 @@ def check(ctx):
         missing = [k for k, g in grads.items() if g is None]
         ctx.expect(not missing, ctx.t("after accumulated_step, `{name}` has no gradient: was .grad cleared "
                                       "after the last backward?", name=missing[0] if missing else ""))
-        ctx.expect_grads_close(grads, {k: p.grad for k, p in twin.named_parameters()})
+        expected = {k: p.grad for k, p in twin.named_parameters()}
+        if not _same(grads, expected):
+            _diagnose(ctx, grads, expected, leftover, base, loss_fn, x, y, m)
+        ctx.expect_grads_close(grads, expected)
         ctx.expect_close(f"parameters after optimizer.step(){which}", dict(model.named_parameters()),
                          dict(twin.named_parameters()))
         ctx.expect_close(f"returned loss (the full-batch mean){which}", float(loss), full_loss.item(),

@@ -35,24 +35,25 @@ def check(ctx):
         params, buffers, base = mine.stack_ensemble(models)
         for i, (m, state) in enumerate(zip(models, before)):
             moved = sorted({t.device.type for t in m.state_dict().values()} - {ctx.device.type})
-            ctx.expect(not moved, f"stack_ensemble moved the caller's models[{i}] to the {moved[0] if moved else ''} "
-                                  f"device: Module.to() works in place on the module it is called on, "
-                                  f"so copy the model first (copy.deepcopy) and move the copy")
-            ctx.expect(base is not m, f"the base returned by stack_ensemble is the caller's models[{i}] "
-                                      f"itself: return a separate copy")
+            ctx.expect(not moved, ctx.t("stack_ensemble moved the caller's models[{i}] to the {device} device: "
+                                        "Module.to() works in place on the module it is called on, so copy the "
+                                        "model first (copy.deepcopy) and move the copy",
+                                        i=i, device=moved[0] if moved else ""))
+            ctx.expect(base is not m, ctx.t("the base returned by stack_ensemble is the caller's models[{i}] "
+                                            "itself: return a separate copy", i=i))
             ctx.expect_close(f"models[{i}]'s parameters and buffers after stack_ensemble (it must not "
                              f"change them)", dict(m.state_dict()), state)
         ctx.expect(isinstance(params, dict) and isinstance(buffers, dict),
-                   "stack_ensemble should return (params, buffers, base) with params and buffers "
-                   "as dicts (what torch.func.stack_module_state returns)")
-        ctx.expect(isinstance(base, nn.Module), f"the base returned by stack_ensemble is a "
-                                                f"{type(base).__name__}, expected an nn.Module")
+                   ctx.t("stack_ensemble should return (params, buffers, base) with params and buffers "
+                         "as dicts (what torch.func.stack_module_state returns)"))
+        ctx.expect(isinstance(base, nn.Module), ctx.t("the base returned by stack_ensemble is a {kind}, "
+                                                      "expected an nn.Module", kind=type(base).__name__))
         real = [f"`{k}` ({t.device.type})" for k, t in list(base.named_parameters()) + list(base.named_buffers())
                 if t.device.type != "meta"]
         ctx.expect(not real,
-                   f"the base model holds real tensors: {', '.join(real[:3])}. Its own parameters "
-                   f"are never used by functional_call, so build it on the meta device "
-                   f"(copy.deepcopy(models[0]).to('meta'))")
+                   ctx.t("the base model holds real tensors: {names}. Its own parameters are never used by "
+                         "functional_call, so build it on the meta device (copy.deepcopy(models[0]).to('meta'))",
+                         names=", ".join(real[:3])))
         expected_params = {k: torch.stack([dict(m.named_parameters())[k] for m in models])
                            for k, _ in models[0].named_parameters()}
         expected_buffers = {k: torch.stack([dict(m.named_buffers())[k] for m in models])
@@ -68,23 +69,25 @@ def check(ctx):
             out, used = traced_vmap(mine.ensemble_forward, params, buffers, base, x)
         except (RuntimeError, ValueError) as exc:
             if "same size in the mapped dimension" in str(exc):
-                ctx.fail(f"ensemble_forward raised: {str(exc).rstrip('.!')}. x {tuple(x.shape)} is the same batch for "
-                         f"all {n} models, so it must not be mapped: in_dims=None for x", [])
+                ctx.fail(ctx.t("ensemble_forward raised: {error}. x {shape} is the same batch for all {n} models, "
+                               "so it must not be mapped: in_dims=None for x",
+                               error=str(exc).rstrip(".!"), shape=tuple(x.shape), n=n), [])
             if "meta" in str(exc):
-                ctx.fail(f"ensemble_forward raised: {str(exc).rstrip('.!')}. Some tensor came from the meta base model: "
-                         f"functional_call uses the module's own tensor for every name missing from "
-                         f"the dicts you pass. Pass both: functional_call(base, (params, buffers), (x,))", [])
+                ctx.fail(ctx.t("ensemble_forward raised: {error}. Some tensor came from the meta base model: "
+                               "functional_call uses the module's own tensor for every name missing from the "
+                               "dicts you pass. Pass both: functional_call(base, (params, buffers), (x,))",
+                               error=str(exc).rstrip(".!")), [])
             raise
         used_vmap = used_vmap or used
         ctx.expect(isinstance(out, torch.Tensor),
-                   f"ensemble_forward returned a {type(out).__name__}, expected a tensor")
+                   ctx.t("ensemble_forward returned a {kind}, expected a tensor", kind=type(out).__name__))
         ctx.expect(tuple(out.shape) == tuple(expected.shape),
-                   f"ensemble_forward output has shape {tuple(out.shape)}, expected (N, batch, out) = "
-                   f"{tuple(expected.shape)}")
+                   ctx.t("ensemble_forward output has shape {got}, expected (N, batch, out) = {want}",
+                         got=tuple(out.shape), want=tuple(expected.shape)))
         ctx.expect_close(f"ensemble_forward output ({n} models, batch {batch})", out, expected,
                          atol=1e-5, rtol=1e-5)
-    ctx.expect(used_vmap, "ensemble_forward gives the right values but never calls "
-                          "torch.func.vmap: run all models at once with vmap")
+    ctx.expect(used_vmap, ctx.t("ensemble_forward gives the right values but never calls torch.func.vmap: "
+                                "run all models at once with vmap"))
 
     torch.manual_seed(ctx.seed)
     models = _make_models(ctx, 32, 32, 64, 8)

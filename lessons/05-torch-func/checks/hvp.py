@@ -34,9 +34,9 @@ def _call(ctx, mine, f, x, v, where):
         return ctx.no_mutation(mine.hvp, f, x, v)
     except (RuntimeError, ValueError) as exc:
         first = str(exc).strip().splitlines()[0].rstrip(".!") if str(exc).strip() else type(exc).__name__
-        hint = (f" v holds {v.shape[0]} directions, one per row: compute one product per row (vmap over "
-                f"v's first dim, with x shared)" if v.dim() == 2 else "")
-        ctx.fail(f"hvp(f, x, v) ({where}) raised: {first}.{hint}", [])
+        hint = (ctx.t(" v holds {k} directions, one per row: compute one product per row (vmap over v's first "
+                      "dim, with x shared)", k=v.shape[0]) if v.dim() == 2 else "")
+        ctx.fail(ctx.t("hvp(f, x, v) ({where}) raised: {error}.{hint}", where=where, error=first, hint=hint), [])
 
 
 def check(ctx):
@@ -54,26 +54,29 @@ def check(ctx):
             v = ctx.randn(n, k, dtype=dtype).T  # (k, n), not contiguous
         else:
             v = ctx.randn(k, n, dtype=dtype)
-        where = (f"n={n}, " + ("one direction" if k is None else f"{k} directions") + f", {str(dtype)[6:]}"
-                 + (", non-contiguous v" if noncontig else ""))
+        where = (ctx.t("n={n}, one direction, {dtype}", n=n, dtype=str(dtype)[6:]) if k is None
+                 else ctx.t("n={n}, {k} directions, {dtype}", n=n, k=k, dtype=str(dtype)[6:]))
+        where += ctx.t(", non-contiguous v") if noncontig else ""
         out = _call(ctx, mine, f, x, v, where)
         ctx.expect(not x.requires_grad and not v.requires_grad,
-                   f"after hvp(f, x, v) ({where}) the caller's x or v requires grad: your code called "
-                   f"requires_grad_() on it. torch.func transforms need no requires_grad at all")
-        ctx.expect(isinstance(out, torch.Tensor), f"hvp returned a {type(out).__name__}, expected a tensor")
+                   ctx.t("after hvp(f, x, v) ({where}) the caller's x or v requires grad: your code called "
+                         "requires_grad_() on it. torch.func transforms need no requires_grad at all", where=where))
+        ctx.expect(isinstance(out, torch.Tensor),
+                   ctx.t("hvp returned a {kind}, expected a tensor", kind=type(out).__name__))
         ctx.expect(tuple(out.shape) == tuple(v.shape),
-                   f"hvp(f, x, v) ({where}) has shape {tuple(out.shape)}, expected v's shape {tuple(v.shape)}"
-                   + (": a single number is the derivative of f along v; H @ v is the derivative of "
-                      "f's GRADIENT along v" if out.dim() == 0 else ""))
-        ctx.expect(out.dtype == dtype, f"hvp turned {str(dtype)[6:]} inputs into a {str(out.dtype)[6:]} "
-                                       f"result: keep x's dtype")
+                   ctx.t("hvp(f, x, v) ({where}) has shape {got}, expected v's shape {want}{why}",
+                         where=where, got=tuple(out.shape), want=tuple(v.shape),
+                         why=ctx.t(": a single number is the derivative of f along v; H @ v is the derivative "
+                                   "of f's GRADIENT along v") if out.dim() == 0 else ""))
+        ctx.expect(out.dtype == dtype, ctx.t("hvp turned {dtype} inputs into a {got} result: keep x's dtype",
+                                             dtype=str(dtype)[6:], got=str(out.dtype)[6:]))
         # The truth: the float64 Hessian, formed here where it is small.
         h = hessian(f64)(x.double())
         expected = (v.double() @ h).to(dtype)  # H is symmetric: row i of v @ H is H @ v[i]
         # A forward difference of the gradient (eps 1e-4) is off by ~1e-4 in float64; float32
         # rounding of an exact HVP stays below 1e-5.
         tol = {"atol": 1e-9, "rtol": 1e-7} if dtype == torch.float64 else {"atol": 2e-5, "rtol": 1e-4}
-        ctx.expect_close(f"hvp(f, x, v) ({where}) against the float64 Hessian times v",
+        ctx.expect_close(ctx.t("hvp(f, x, v) ({where}) against the float64 Hessian times v", where=where),
                          out.detach(), expected, **tol)
 
     # At size: the product must not go through the n x n matrix.
@@ -86,9 +89,9 @@ def check(ctx):
     # data matrix); anything that builds H (hessian, jacfwd(jacrev), a loop of n gradients
     # stacked) holds at least the 4 MB matrix, ~33 MB measured for hessian(f)(x) @ v.
     ctx.expect(peak < N_BIG * N_BIG * 4 / 2,
-               f"hvp(f, x, v) at n={N_BIG} peaked at {peak / 2**20:.1f} MB of tensor memory; the Hessian "
-               f"itself is {hess_mb:.1f} MB: your code builds the n x n matrix. Differentiate f's gradient "
-               f"along v instead (memory proportional to n)")
+               ctx.t("hvp(f, x, v) at n={n} peaked at {peak:.1f} MB of tensor memory; the Hessian itself is "
+                     "{hess:.1f} MB: your code builds the n x n matrix. Differentiate f's gradient along v "
+                     "instead (memory proportional to n)", n=N_BIG, peak=peak / 2**20, hess=hess_mb))
 
     def formed():
         return hessian(f)(x) @ v

@@ -49,17 +49,18 @@ def check(ctx):
         start = dict(model.named_parameters())
         adapted = mine.inner_adapt(model, start, sx, sy, lr, steps)
         expected = _adapt(model, dict(model.named_parameters()), sx, sy, lr, steps)
-        ctx.expect(isinstance(adapted, dict), f"inner_adapt returned a {type(adapted).__name__}, "
-                                              f"expected a dict of parameters")
+        ctx.expect(isinstance(adapted, dict), ctx.t("inner_adapt returned a {kind}, expected a dict of parameters",
+                                                    kind=type(adapted).__name__))
         ctx.expect_equal("the keys of the adapted parameters", sorted(adapted), sorted(expected))
         for k in expected:
-            ctx.expect_close(f"adapted `{k}` after {steps} step(s) at lr={lr}", adapted[k], expected[k], **TOL)
+            ctx.expect_close(ctx.t("adapted `{name}` after {steps} step(s) at lr={lr}", name=k, steps=steps, lr=lr),
+                             adapted[k], expected[k], **TOL)
         ctx.expect_close("the model's own parameters after inner_adapt (it must not change them)",
                          dict(model.named_parameters()), before)
         ctx.expect(all(v.requires_grad for v in adapted.values()),
-                   "the adapted parameters do not require grad: they were detached from the starting "
-                   "parameters, so the outer (meta) loss cannot be differentiated through the inner "
-                   "steps. Build each step out of place from the previous tensors.")
+                   ctx.t("the adapted parameters do not require grad: they were detached from the starting "
+                         "parameters, so the outer (meta) loss cannot be differentiated through the inner "
+                         "steps. Build each step out of place from the previous tensors."))
 
         # The meta-gradient: differentiate a query loss through the inner steps.
         F.mse_loss(functional_call(model, adapted, (qx,)), qy).backward()
@@ -67,8 +68,9 @@ def check(ctx):
         model.zero_grad(set_to_none=True)
         F.mse_loss(functional_call(model, expected, (qx,)), qy).backward()
         for k, e in _param_grads(model).items():
-            ctx.expect_close(f"gradient of a query loss with respect to the starting `{k}`, through your "
-                             f"{steps} inner step(s) (second-order MAML: don't detach inside the loop)",
+            ctx.expect_close(ctx.t("gradient of a query loss with respect to the starting `{name}`, through your "
+                                   "{steps} inner step(s) (second-order MAML: don't detach inside the loop)",
+                                   name=k, steps=steps),
                              got[k], e, **TOL)
 
     ctx.phase("checking maml_loss on a batch of tasks")
@@ -78,12 +80,12 @@ def check(ctx):
     lr, steps = round(0.01 + 0.02 * float(ctx.rand(1)), 5), ctx.choice([2, 3])
     loss = mine.maml_loss(model, *tasks, lr, steps)
     ctx.expect(all(p.grad is None for p in model.parameters()),
-               "maml_loss already filled the model's .grad: it should only return the loss; the "
-               "caller (the outer optimizer's loop) calls backward()")
+               ctx.t("maml_loss already filled the model's .grad: it should only return the loss; the "
+                     "caller (the outer optimizer's loop) calls backward()"))
     ctx.expect(isinstance(loss, torch.Tensor) and loss.numel() == 1,
-               "maml_loss should return a scalar tensor (the mean query loss over tasks)")
-    ctx.expect(loss.requires_grad, "maml_loss's result does not require grad: it must be "
-                                   "differentiable with respect to the model's parameters")
+               ctx.t("maml_loss should return a scalar tensor (the mean query loss over tasks)"))
+    ctx.expect(loss.requires_grad, ctx.t("maml_loss's result does not require grad: it must be "
+                                         "differentiable with respect to the model's parameters"))
     loss.backward()
     got = _param_grads(model)
     model.zero_grad(set_to_none=True)

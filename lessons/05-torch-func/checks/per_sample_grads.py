@@ -41,40 +41,42 @@ def check(ctx):
         except RuntimeError as exc:
             if "shapes cannot be multiplied" not in str(exc):
                 raise
-            ctx.fail(f"per_sample_grads raised: {str(exc).rstrip('.!')}. Inside vmap each example has lost its batch "
-                     f"dim ({(3, size, size)} instead of {(batch, 3, size, size)}), but the model "
-                     f"(Conv2d -> Flatten -> Linear) was built for batches: Flatten then flattens "
-                     f"the wrong dims. Call the model on xi.unsqueeze(0) (and compare with "
-                     f"yi.unsqueeze(0))", [])
+            ctx.fail(ctx.t("per_sample_grads raised: {error}. Inside vmap each example has lost its batch dim "
+                           "({one} instead of {whole}), but the model (Conv2d -> Flatten -> Linear) was built "
+                           "for batches: Flatten then flattens the wrong dims. Call the model on "
+                           "xi.unsqueeze(0) (and compare with yi.unsqueeze(0))", error=str(exc).rstrip(".!"),
+                           one=(3, size, size), whole=(batch, 3, size, size)), [])
         used_vmap = used_vmap or used
         ctx.expect(isinstance(got, dict),
-                   f"per_sample_grads returned a {type(got).__name__}, expected a dict "
-                   f"{{parameter name: per-sample gradients}}"
-                   + (" (a tensor of the images' shape is the gradient with respect to the input: "
-                      "grad differentiates with respect to argument argnums, by default the first, "
-                      "which should be the parameter dict)" if isinstance(got, torch.Tensor) else ""))
+                   ctx.t("per_sample_grads returned a {kind}, expected a dict {{parameter name: per-sample "
+                         "gradients}}{why}", kind=type(got).__name__,
+                         why=ctx.t(" (a tensor of the images' shape is the gradient with respect to the input: "
+                                   "grad differentiates with respect to argument argnums, by default the "
+                                   "first, which should be the parameter dict)")
+                         if isinstance(got, torch.Tensor) else ""))
         ctx.expect_equal("the keys of the returned dict (one per parameter, as in "
                          "model.named_parameters())", sorted(got), sorted(expected))
         for k, e in expected.items():
             g = got[k]
             ctx.expect(isinstance(g, torch.Tensor) and tuple(g.shape) == tuple(e.shape),
-                       f"per-sample gradient of `{k}` should have shape (batch, *param.shape) = "
-                       f"{tuple(e.shape)}, got {tuple(g.shape) if isinstance(g, torch.Tensor) else type(g).__name__}")
+                       ctx.t("per-sample gradient of `{name}` should have shape (batch, *param.shape) = {want}, "
+                             "got {got}", name=k, want=tuple(e.shape),
+                             got=tuple(g.shape) if isinstance(g, torch.Tensor) else type(g).__name__))
         zero = [k for k, g in got.items() if isinstance(g, torch.Tensor) and not g.any()]
         ctx.expect(len(zero) < len(got),
-                   "every per-sample gradient is exactly zero: the loss you differentiate does not "
-                   "depend on the parameters grad passes in. Call the model through "
-                   "functional_call(model, (params, buffers), ...) with those dicts; calling model(...) "
-                   "directly uses its own parameters, which grad does not see")
+                   ctx.t("every per-sample gradient is exactly zero: the loss you differentiate does not "
+                         "depend on the parameters grad passes in. Call the model through "
+                         "functional_call(model, (params, buffers), ...) with those dicts; calling model(...) "
+                         "directly uses its own parameters, which grad does not see"))
         ctx.expect_close(f"per-sample gradients (batch {batch}, {size}x{size} images)", got, expected,
                          atol=1e-5, rtol=1e-4)
         ctx.expect(all(p.grad is None for p in model.parameters()),
-                   "per_sample_grads left .grad set on the model's parameters: it should not touch "
-                   "the caller's model (torch.func.grad returns gradients instead of storing them)")
+                   ctx.t("per_sample_grads left .grad set on the model's parameters: it should not touch "
+                         "the caller's model (torch.func.grad returns gradients instead of storing them)"))
         ctx.expect_close("the model's parameters after per_sample_grads (it must not change them)",
                          dict(model.state_dict()), before)
-    ctx.expect(used_vmap, "per_sample_grads gives the right values but never calls "
-                          "torch.func.vmap: compute all examples at once with vmap(grad(...))")
+    ctx.expect(used_vmap, ctx.t("per_sample_grads gives the right values but never calls torch.func.vmap: "
+                                "compute all examples at once with vmap(grad(...))"))
 
     torch.manual_seed(ctx.seed)
     model = _cnn(8, 8, 10).to(ctx.device)

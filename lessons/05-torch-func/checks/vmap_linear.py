@@ -31,32 +31,35 @@ def check(ctx):
         except ValueError as exc:
             if "same size in the mapped dimension" not in str(exc):
                 raise
-            ctx.fail(f"batched_linear(x {tuple(x.shape)}, weight {tuple(weight.shape)}, bias "
-                     f"{tuple(bias.shape)}) raised: {str(exc).rstrip('.!')}. x is shared by all {n} layers, so it "
-                     f"must not be mapped: in_dims=None for x", [])
+            ctx.fail(ctx.t("batched_linear(x {x}, weight {weight}, bias {bias}) raised: {error}. x is shared "
+                           "by all {n} layers, so it must not be mapped: in_dims=None for x",
+                           x=tuple(x.shape), weight=tuple(weight.shape), bias=tuple(bias.shape),
+                           error=str(exc).rstrip(".!"), n=n), [])
         used_vmap = used_vmap or used
         ctx.expect(isinstance(out, torch.Tensor),
-                   f"batched_linear returned a {type(out).__name__}, expected a tensor")
+                   ctx.t("batched_linear returned a {kind}, expected a tensor", kind=type(out).__name__))
         ctx.expect(tuple(out.shape) == tuple(expected.shape),
-                   f"batched_linear(x, weight, bias) with x {tuple(x.shape)}, weight "
-                   f"{tuple(weight.shape)}: shape {tuple(out.shape)} != expected (batch, N, out) = "
-                   f"{tuple(expected.shape)}" + (" (the mapped dim goes at position 1: out_dims=1)"
-                                                 if tuple(out.shape) == (n, batch, d_out) else ""))
-        ctx.expect(out.dtype == dtype, f"batched_linear turned {str(dtype)[6:]} inputs into a "
-                                       f"{str(out.dtype)[6:]} result: keep the inputs' dtype")
+                   ctx.t("batched_linear(x, weight, bias) with x {x}, weight {weight}: shape {got} != expected "
+                         "(batch, N, out) = {want}{why}", x=tuple(x.shape), weight=tuple(weight.shape),
+                         got=tuple(out.shape), want=tuple(expected.shape),
+                         why=ctx.t(" (the mapped dim goes at position 1: out_dims=1)")
+                         if tuple(out.shape) == (n, batch, d_out) else ""))
+        ctx.expect(out.dtype == dtype, ctx.t("batched_linear turned {dtype} inputs into a {got} result: keep "
+                                             "the inputs' dtype", dtype=str(dtype)[6:], got=str(out.dtype)[6:]))
         where = f"N={n}, batch={batch}, in={d_in}, out={d_out}, {str(dtype)[6:]}" + (
-            ", non-contiguous x and weight" if noncontig else "")
+            ctx.t(", non-contiguous x and weight") if noncontig else "")
         if trial == 0 and tuple(out.shape) == tuple(expected.shape):
             # The classic way to get (batch, N, out) from (N, batch, out): reshape instead of
             # moving the dim. Same shape, numbers from the wrong layers.
             scrambled = expected.transpose(0, 1).reshape(expected.shape)
             ctx.expect(not torch.allclose(out, scrambled, atol=1e-5),
-                       f"batched_linear ({where}) has the right shape but its rows are scrambled: "
-                       f"it matches vmap's (N, batch, out) result reshaped to (batch, N, out). A reshape "
-                       f"reinterprets memory; moving a dim needs out_dims=1 (or .transpose/.movedim)")
+                       ctx.t("batched_linear ({where}) has the right shape but its rows are scrambled: it "
+                             "matches vmap's (N, batch, out) result reshaped to (batch, N, out). A reshape "
+                             "reinterprets memory; moving a dim needs out_dims=1 (or .transpose/.movedim)",
+                             where=where))
         ctx.expect_close(f"batched_linear output ({where})", out, expected)
-    ctx.expect(used_vmap, "batched_linear gives the right values but never calls "
-                          "torch.func.vmap: this exercise is about vmap")
+    ctx.expect(used_vmap, ctx.t("batched_linear gives the right values but never calls torch.func.vmap: "
+                                "this exercise is about vmap"))
 
     # Many small layers: here the loop's cost is N Python-level calls, and vmap's one batched
     # matmul is several times faster (see the guide for when it is not).
