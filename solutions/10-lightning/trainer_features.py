@@ -1,25 +1,35 @@
-"""Reference solution: a Trainer configured for clipping, accumulation and bf16 mixed precision."""
+"""Reference solution: a training plan that meets an effective batch within an activation-memory budget."""
 
 import pytorch_lightning as pl
-from pytorch_lightning.loggers import CSVLogger
+from torch.utils.data import DataLoader, Dataset
 
 
-def make_trainer(root_dir: str, *, clip_norm: float, accumulate: int, max_epochs: int,
-                 callbacks: list[pl.Callback]) -> pl.Trainer:
-    return pl.Trainer(
-        accelerator="auto",                  # a GPU when there is one, else the CPU
+def plan_run(train_set: Dataset, root_dir: str, *, effective_batch: int, budget_mb: float,
+             mb_per_sample: float, max_grad_norm: float, max_epochs: int,
+             callbacks: list[pl.Callback]) -> tuple[DataLoader, pl.Trainer]:
+    # bf16 autocast stores half the activations of float32, so twice the samples fit the budget
+    fits = int(budget_mb // (mb_per_sample / 2))
+    # the micro-batch must divide the effective batch: every step then adds up the same whole batches
+    micro = max(b for b in range(1, min(fits, effective_batch) + 1) if effective_batch % b == 0)  # key
+    accumulate = effective_batch // micro  # key
+    # Lightning divides every loss by `accumulate`, so a short last window would count for less:
+    # run only the batches that fill whole optimizer steps
+    steps_per_epoch = len(train_set) // effective_batch
+    loader = DataLoader(train_set, batch_size=micro, shuffle=True)
+    trainer = pl.Trainer(
+        accelerator="auto",
         devices=1,
-        # "16-mixed" is for GPUs; CPUs autocast to bfloat16
         precision="bf16-mixed",  # key
-        # clip the global gradient norm ...
-        gradient_clip_val=clip_norm,  # key
-        gradient_clip_algorithm="norm",      # ... (the default algorithm; "value" clips each entry)
-        # one optimizer step per `accumulate` batches
-        accumulate_grad_batches=accumulate,  # key
+        accumulate_grad_batches=accumulate,
+        limit_train_batches=steps_per_epoch * accumulate,  # key
+        gradient_clip_val=max_grad_norm,  # key
+        gradient_clip_algorithm="norm",
         max_epochs=max_epochs,
         callbacks=callbacks,
-        logger=CSVLogger(save_dir=root_dir),
         default_root_dir=root_dir,
+        logger=False,
+        enable_checkpointing=False,
         enable_progress_bar=False,
         enable_model_summary=False,
     )
+    return loader, trainer

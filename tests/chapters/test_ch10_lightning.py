@@ -198,10 +198,18 @@ def test_off_by_one_validation_size_fails(mutant):
 
 # -- lightning-trainer-features ----------------------------------------------------------------
 
+PRECISION = 'precision="bf16-mixed",  # key'
+MICRO = "micro = max(b for b in range(1, min(fits, effective_batch) + 1) if effective_batch % b == 0)  # key"
+LIMIT = "        limit_train_batches=steps_per_epoch * accumulate,  # key\n"
+
 
 def test_trainer_solution_passes(solution_verdict):
     v = assert_passes(solution_verdict("lightning-trainer-features"))
-    assert v.figures["grad_norm"]["max_after"] <= v.figures["grad_norm"]["clip_norm"] * 1.001
+    for trial in (1, 2):
+        plan = v.figures[f"plan_{trial}"]
+        assert plan["activation_mb"] <= plan["budget_mb"]
+        grads = v.figures[f"grad_norm_{trial}"]
+        assert grads["max_after"] <= grads["max_grad_norm"] * 1.001 < grads["max_before_clipping"]
     assert "GPU available" not in v.output  # quiet: no banner, no progress bar
 
 
@@ -210,7 +218,7 @@ def test_trainer_accumulation_scheduler_callback_passes(variant):
     # callback, which sets trainer.accumulate_grad_batches only once fit starts
     variant(
         "lightning-trainer-features",
-        ("        accumulate_grad_batches=accumulate,  # key\n", ""),
+        ("        accumulate_grad_batches=accumulate,\n", ""),
         (
             "        callbacks=callbacks,\n",
             "        callbacks=[*callbacks, __import__('pytorch_lightning').callbacks."
@@ -219,37 +227,88 @@ def test_trainer_accumulation_scheduler_callback_passes(variant):
     )
 
 
-def test_trainer_max_epochs_ignored_fails(mutant):
-    v = mutant("lightning-trainer-features", "max_epochs=max_epochs,", "max_epochs=3,")
-    assert_fails(v, "trainer.max_epochs")
+def test_trainer_subset_of_whole_steps_passes(variant):
+    # correct but different: the loader only holds the samples that fill whole steps
+    variant(
+        "lightning-trainer-features",
+        (LIMIT, ""),
+        (
+            "    loader = DataLoader(train_set, batch_size=micro, shuffle=True)",
+            "    keep = Subset(train_set, range(steps_per_epoch * effective_batch))\n"
+            "    loader = DataLoader(keep, batch_size=micro, shuffle=True)",
+        ),
+        (
+            "from torch.utils.data import DataLoader, Dataset",
+            "from torch.utils.data import DataLoader, Dataset, Subset",
+        ),
+    )
 
 
-def test_trainer_default_root_dir_missing_fails(mutant):
-    assert_fails(mutant("lightning-trainer-features", "        default_root_dir=root_dir,\n", ""), "default_root_dir")
+def test_trainer_float32_plan_needs_more_micro_batches(mutant):
+    # within budget and the right effective batch, but float32 halves the micro-batch
+    v = mutant(
+        "lightning-trainer-features",
+        ("fits = int(budget_mb // (mb_per_sample / 2))", "fits = int(budget_mb // mb_per_sample)"),
+        (PRECISION, 'precision="32-true",'),
+    )
+    assert_fails(v, "micro-batches of", "fit the budget under bfloat16 autocast")
 
 
-def test_value_clipping_fails(mutant):
+def test_trainer_float32_forward_is_over_budget(mutant):
+    v = mutant("lightning-trainer-features", PRECISION, 'precision="32-true",')
+    assert_fails(v, "forward ran in torch.float32", "over the", "budget")
+
+
+def test_trainer_largest_fitting_micro_batch_that_does_not_divide(mutant):
+    # budget // per-sample memory is the largest micro-batch that fits, but it does not divide
+    # the effective batch: micro * (effective // micro) falls short of it
+    v = mutant("lightning-trainer-features", MICRO, "micro = min(fits, effective_batch)")
+    assert_fails(v, "expected effective_batch=", "divides it")
+
+
+def test_trainer_short_last_window_is_under_weighted(mutant):
+    # the issue-15 fact: Lightning divides by accumulate_grad_batches in a short last window too
+    v = mutant("lightning-trainer-features", LIMIT, "")
+    assert_fails(v, "last optimizer step of epoch 1", "divides every loss by accumulate_grad_batches")
+
+
+def test_trainer_drop_last_does_not_fill_the_last_window(mutant):
+    # drop_last drops a partial micro-batch, not a partial window
+    v = mutant("lightning-trainer-features", (LIMIT, ""), ("shuffle=True)", "shuffle=True, drop_last=True)"))
+    assert_fails(v, "last optimizer step of epoch 1", "whole steps")
+
+
+def test_trainer_accumulate_counts_samples_not_batches(mutant):
+    v = mutant(
+        "lightning-trainer-features",
+        ("        accumulate_grad_batches=accumulate,\n", "        accumulate_grad_batches=effective_batch,\n"),
+    )
+    assert_fails(v, "optimizer step 1 averaged", "expected effective_batch=")
+
+
+def test_trainer_value_clipping_fails(mutant):
     v = mutant("lightning-trainer-features", 'gradient_clip_algorithm="norm"', 'gradient_clip_algorithm="value"')
-    assert_fails(v, "gradient_clip_algorithm")
+    assert_fails(v, "gradient norm after clipping", "'value' clamps each entry")
 
 
-def test_fp16_mixed_on_cpu_fails(mutant):
-    v = mutant("lightning-trainer-features", 'precision="bf16-mixed"', 'precision="16-mixed"')
+def test_trainer_half_precision_weights_fail(mutant):
+    v = mutant("lightning-trainer-features", PRECISION, 'precision="bf16-true",')
+    assert_fails(v, "weights were torch.bfloat16", "'-mixed' precision")
+
+
+def test_trainer_fp16_mixed_on_cpu_fails(mutant):
+    v = mutant("lightning-trainer-features", PRECISION, 'precision="16-mixed",')
     assert_fails(v, "16-mixed", "bf16-mixed")
 
 
-def test_full_precision_fails(mutant):
-    assert_fails(mutant("lightning-trainer-features", 'precision="bf16-mixed"', 'precision="32-true"'), "bf16-mixed")
+def test_trainer_max_epochs_ignored_fails(mutant):
+    v = mutant("lightning-trainer-features", "max_epochs=max_epochs,", "max_epochs=1,")
+    assert_fails(v, "optimizer steps per epoch", "max_epochs=")
 
 
-def test_fixed_accumulation_fails(mutant):
-    v = mutant("lightning-trainer-features", "accumulate_grad_batches=accumulate", "accumulate_grad_batches=5")
-    assert_fails(v, "the optimizer stepped after", "one optimizer step per accumulate=")
-
-
-def test_callbacks_not_passed_fails(mutant):
+def test_trainer_callbacks_not_passed_fails(mutant):
     assert_fails(mutant("lightning-trainer-features", "        callbacks=callbacks,\n", ""), "callbacks=callbacks")
 
 
-def test_progress_bar_left_on_fails(mutant):
+def test_trainer_progress_bar_left_on_fails(mutant):
     assert_fails(mutant("lightning-trainer-features", "        enable_progress_bar=False,\n", ""), "progress bar")

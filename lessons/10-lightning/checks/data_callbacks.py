@@ -80,7 +80,7 @@ def check(ctx):
 
     ctx.phase("checking the DataModule")
     dm = mine.BlobsDataModule(**kwargs)
-    ctx.expect(isinstance(dm, pl.LightningDataModule), "BlobsDataModule must subclass pl.LightningDataModule")
+    ctx.expect(isinstance(dm, pl.LightningDataModule), ctx.t("BlobsDataModule must subclass pl.LightningDataModule"))
     dm.prepare_data()
     dm.setup("fit")
     x_all, _ = ctx.reference.make_blobs(n, features, classes, seed)
@@ -90,26 +90,29 @@ def check(ctx):
     x_tr2, _ = _samples(dm.train_dataloader())
     n_val = round(n * val_fraction)
     ctx.expect(len(x_val) == n_val,
-               f"the validation loader yields {len(x_val)} samples, expected round({n} * {val_fraction}) = {n_val}")
+               ctx.t("the validation loader yields {got} samples, expected round({n} * {fraction}) = {want}",
+                     got=len(x_val), n=n, fraction=val_fraction, want=n_val))
     ctx.expect(len(x_tr) == n - n_val,
-               f"the training loader yields {len(x_tr)} samples, expected {n} - {n_val} = {n - n_val} "
-               "(every sample not in validation; drop_last would lose some)")
+               ctx.t("the training loader yields {got} samples, expected {n} - {n_val} = {want} (every sample "
+                     "not in validation; drop_last would lose some)", got=len(x_tr), n=n, n_val=n_val,
+                     want=n - n_val))
     ctx.expect(_rows(torch.cat([x_tr, x_val])) == _rows(x_all),
-               "training and validation sets together must be exactly the data from make_blobs: "
-               "every sample once, none in both")
+               ctx.t("training and validation sets together must be exactly the data from make_blobs: "
+                     "every sample once, none in both"))
     first = next(iter(dm.train_dataloader()))[0]
     ctx.expect(len(first) == batch_size,
-               f"the first training batch has {len(first)} samples, expected batch_size={batch_size}")
+               ctx.t("the first training batch has {got} samples, expected batch_size={want}",
+                     got=len(first), want=batch_size))
     ctx.expect(torch.equal(x_val, x_val2),
-               "val_dataloader returns the samples in a different order each time: do not "
-               "shuffle validation data")
+               ctx.t("val_dataloader returns the samples in a different order each time: do not "
+                     "shuffle validation data"))
     ctx.expect(not torch.equal(x_tr, x_tr2),
-               "train_dataloader returns the same order every epoch: shuffle=True")
+               ctx.t("train_dataloader returns the same order every epoch: shuffle=True"))
     dm2 = mine.BlobsDataModule(**kwargs)
     dm2.setup("fit")
     ctx.expect(torch.equal(_samples(dm2.val_dataloader())[0], x_val),
-               "two data modules with the same seed made different splits: pass random_split a "
-               "torch.Generator seeded from the seed")
+               ctx.t("two data modules with the same seed made different splits: pass random_split a "
+                     "torch.Generator seeded from the seed"))
 
     patience = int(ctx.choice([2, 3, 4]))
     top_k = int(ctx.choice([2, 3]))
@@ -120,7 +123,7 @@ def check(ctx):
     stoppers = [c for c in callbacks if isinstance(c, EarlyStopping)]
     keepers = [c for c in callbacks if isinstance(c, ModelCheckpoint)]
     ctx.expect(len(stoppers) == 1 and len(keepers) == 1,
-               "make_callbacks must return one EarlyStopping and one ModelCheckpoint")
+               ctx.t("make_callbacks must return one EarlyStopping and one ModelCheckpoint"))
 
     ctx.phase(f"a run whose val_loss stops improving (patience={patience}, top_k={top_k})")
     pl.seed_everything(ctx.seed, verbose=False)
@@ -133,33 +136,36 @@ def check(ctx):
         trainer.fit(module, datamodule=mine.BlobsDataModule(**kwargs))
     except Exception as exc:  # e.g. a callback that monitors a metric this run never logs
         text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-        ctx.fail(f"fitting with your callbacks raised {type(exc).__name__}: {text}",
-                 ["the model logs only `val_loss`: both callbacks must monitor \"val_loss\""])
+        ctx.fail(ctx.t("fitting with your callbacks raised {error}: {text}", error=type(exc).__name__, text=text),
+                 [ctx.t("the model logs only `val_loss`: both callbacks must monitor \"val_loss\"")])
     for c in callbacks:
         monitor = getattr(c, "monitor", None)
         ctx.expect(monitor == "val_loss",
-                   f"{type(c).__name__} monitors {monitor!r}: both callbacks must watch \"val_loss\"")
+                   ctx.t("{callback} monitors {monitor!r}: both callbacks must watch \"val_loss\"",
+                         callback=type(c).__name__, monitor=monitor))
 
     ran = module.epochs_validated
     ctx.figure("epochs", {"ran": ran, "expected": stop_epoch + 1, "max_epochs": max_epochs})
     best = min(range(stop_epoch + 1), key=lambda e: script[e])
     shown = ", ".join(f"{v:.3f}" for v in script[:min(max(ran, stop_epoch + 1) + 1, max_epochs)])
     ctx.expect(ran == stop_epoch + 1,
-               f"the run stopped after {ran} epochs, expected {stop_epoch + 1}: val_loss per epoch was "
-               f"[{shown}, ...]; its best was epoch {best + 1}, and patience={patience} allows "
-               f"{patience} epochs without improvement after it (lower val_loss is better)")
+               ctx.t("the run stopped after {ran} epochs, expected {want}: val_loss per epoch was [{shown}, ...]; "
+                     "its best was epoch {best}, and patience={patience} allows {patience} epochs without "
+                     "improvement after it (lower val_loss is better)",
+                     ran=ran, want=stop_epoch + 1, shown=shown, best=best + 1, patience=patience))
 
     files = sorted(f for f in os.listdir(dirpath) if f.endswith(".ckpt")) if dirpath.is_dir() else []
     expected_scores = sorted(script[:stop_epoch + 1])[:top_k]  # the run's length was checked above
     kept = sorted(float(v) for v in keepers[0].best_k_models.values())
     ctx.figure("checkpoints", {"files": len(files), "top_k": top_k})
     ctx.expect(bool(files) or not keepers[0].best_k_models,
-               f"no checkpoint file in the directory make_callbacks was given ({dirpath.name}/), but "
-               f"ModelCheckpoint saved {len(keepers[0].best_k_models)} elsewhere: pass dirpath=dirpath")
+               ctx.t("no checkpoint file in the directory make_callbacks was given ({folder}/), but "
+                     "ModelCheckpoint saved {n} elsewhere: pass dirpath=dirpath",
+                     folder=dirpath.name, n=len(keepers[0].best_k_models)))
     ctx.expect(len(files) == top_k,
-               f"{len(files)} checkpoint files in the directory, expected the {top_k} best "
-               f"(save_top_k={top_k}, monitoring val_loss)")
+               ctx.t("{n} checkpoint files in the directory, expected the {top_k} best (save_top_k={top_k}, "
+                     "monitoring val_loss)", n=len(files), top_k=top_k))
     ctx.expect_close("val_loss of the kept checkpoints (the lowest ones)", torch.tensor(kept),
                      torch.tensor(expected_scores), atol=1e-6, rtol=1e-6)
     ctx.expect(abs(float(keepers[0].best_model_score) - min(script[:stop_epoch + 1])) < 1e-6,
-               "best_model_path does not point at the epoch with the lowest val_loss (mode='min')")
+               ctx.t("best_model_path does not point at the epoch with the lowest val_loss (mode='min')"))

@@ -63,10 +63,10 @@ def check(ctx):
     val = DataLoader(TensorDataset(x_val, y_val), batch_size=64)
 
     model = ctx.learner.LitClassifier(in_features=features, num_classes=classes, hidden=hidden, lr=lr)
-    ctx.expect(isinstance(model, pl.LightningModule), "LitClassifier must subclass pl.LightningModule")
+    ctx.expect(isinstance(model, pl.LightningModule), ctx.t("LitClassifier must subclass pl.LightningModule"))
     for key, value in [("in_features", features), ("num_classes", classes), ("hidden", hidden), ("lr", lr)]:
         ctx.expect(key in model.hparams,
-                   f"model.hparams has no `{key}`: call self.save_hyperparameters() in __init__")
+                   ctx.t("model.hparams has no `{key}`: call self.save_hyperparameters() in __init__", key=key))
         ctx.expect_equal(f"model.hparams.{key}", model.hparams[key], value)
 
     before = {k: v.detach().clone() for k, v in model.state_dict().items()}
@@ -82,36 +82,37 @@ def check(ctx):
 
     after = model.state_dict()
     ctx.expect(any(not torch.equal(before[k], after[k]) for k in before),
-               "the weights did not change during training: training_step must return the loss "
-               "(when it returns None, Lightning skips backward and the optimizer step)")
+               ctx.t("the weights did not change during training: training_step must return the loss "
+                     "(when it returns None, Lightning skips backward and the optimizer step)"))
 
     configs = trainer.lr_scheduler_configs
     ctx.expect(len(configs) == 1,
-               "configure_optimizers returned no learning-rate scheduler: return "
-               "{'optimizer': ..., 'lr_scheduler': {'scheduler': ..., 'interval': 'step'}}")
+               ctx.t("configure_optimizers returned no learning-rate scheduler: return "
+                     "{{'optimizer': ..., 'lr_scheduler': {{'scheduler': ..., 'interval': 'step'}}}}"))
     ctx.expect(configs[0].interval == "step",
-               f"the scheduler's interval is {configs[0].interval!r}: with 'epoch' the cosine "
-               "advances only once per epoch; use 'interval': 'step'")
+               ctx.t("the scheduler's interval is {interval!r}: with 'epoch' the cosine advances only once per "
+                     "epoch; use 'interval': 'step'", interval=configs[0].interval))
     lrs = recorder.lrs
     ctx.expect(abs(lrs[0] - lr) <= 1e-9 * lr,
-               f"the first optimizer step used lr={lrs[0]:.3g}, expected the model's lr "
-               f"hyperparameter {lr:g} (use self.hparams.lr)")
+               ctx.t("the first optimizer step used lr={got:.3g}, expected the model's lr hyperparameter {lr:g} "
+                     "(use self.hparams.lr)", got=lrs[0], lr=lr))
     ctx.expect(lrs[-1] <= 0.02 * lr,
-               f"the learning rate ends the run at {lrs[-1]:.3g} (it started at {lr:g}): a cosine "
-               "over the whole run ends near 0; set T_max to self.trainer.estimated_stepping_batches")
+               ctx.t("the learning rate ends the run at {last:.3g} (it started at {lr:g}): a cosine over the "
+                     "whole run ends near 0; set T_max to self.trainer.estimated_stepping_batches",
+                     last=lrs[-1], lr=lr))
     ctx.expect(all(b <= a + 1e-12 for a, b in zip(lrs, lrs[1:])),
-               "the learning rate rose during training: one cosine period over the whole run "
-               "only decreases (T_max too small?)")
+               ctx.t("the learning rate rose during training: one cosine period over the whole run "
+                     "only decreases (T_max too small?)"))
     ctx.figure("lr", {"first": lrs[0], "last": lrs[-1]})
 
     optimizer = trainer.optimizers[0]
     ctx.expect(type(optimizer) is torch.optim.AdamW,
-               f"the optimizer is {type(optimizer).__name__}, expected torch.optim.AdamW (Adam with "
-               "decoupled weight decay, as the task asks)")
+               ctx.t("the optimizer is {name}, expected torch.optim.AdamW (Adam with decoupled weight decay, "
+                     "as the task asks)", name=type(optimizer).__name__))
 
     metrics = trainer.callback_metrics
     ctx.expect("train_loss" in metrics or "train_loss_epoch" in metrics,
-               "`train_loss` was not logged: call self.log(\"train_loss\", loss) in training_step")
+               ctx.t("`train_loss` was not logged: call self.log(\"train_loss\", loss) in training_step"))
 
     model.eval()
     with torch.no_grad():
@@ -119,24 +120,24 @@ def check(ctx):
         truth = {"val_loss": F.cross_entropy(logits, y_val).item(),
                  "val_acc": (logits.argmax(-1) == y_val).float().mean().item()}
         test_acc = (model(x_test).argmax(-1) == y_test).float().mean().item()
-    what = {"val_loss": "the validation cross-entropy",
-            "val_acc": "the fraction of validation samples classified correctly"}
+    what = {"val_loss": ctx.t("the validation cross-entropy"),
+            "val_acc": ctx.t("the fraction of validation samples classified correctly")}
     for key in ("val_loss", "val_acc"):
         if key not in metrics:
             if key in _csv_columns(ctx.tmpdir / "logs"):
-                ctx.fail(f"`{key}` was logged only per batch (on_step=True, on_epoch=False): such "
-                         f"validation values go to the logger but not to trainer.callback_metrics, "
-                         f"so callbacks cannot monitor it. Keep the defaults in validation_step (one "
-                         f"value per epoch, averaged over the batches)")
-            ctx.fail(f"`{key}` was not logged: call self.log({key!r}, ...) in validation_step")
+                ctx.fail(ctx.t("`{key}` was logged only per batch (on_step=True, on_epoch=False): such validation "
+                               "values go to the logger but not to trainer.callback_metrics, so callbacks cannot "
+                               "monitor it. Keep the defaults in validation_step (one value per epoch, averaged "
+                               "over the batches)", key=key))
+            ctx.fail(ctx.t("`{key}` was not logged: call self.log({key!r}, ...) in validation_step", key=key))
         got = float(metrics[key])
         if abs(got - truth[key]) > 1e-4 * max(1.0, abs(truth[key])):
-            cause = (f"log {what[key]} of each batch as a mean over that batch; Lightning "
-                     f"averages the batches, weighted by their size")
-            ctx.fail(f"the logged {key} is {got:.4f}, but {what[key]} of the trained model over the "
-                     f"whole validation set is {truth[key]:.4f}: {cause}")
+            ctx.fail(ctx.t("the logged {key} is {got:.4f}, but {what} of the trained model over the whole "
+                           "validation set is {want:.4f}: log {what} of each batch as a mean over that batch; "
+                           "Lightning averages the batches, weighted by their size",
+                           key=key, got=got, what=what[key], want=truth[key]))
     ctx.figure("val_acc", round(truth["val_acc"], 4))
     ctx.figure("test_acc", round(test_acc, 4))
     ctx.expect(test_acc >= TARGET,
-               f"accuracy on fresh test data is {test_acc:.3f} after {EPOCHS} epochs, expected at "
-               f">= {TARGET}")
+               ctx.t("accuracy on fresh test data is {acc:.3f} after {epochs} epochs, expected at >= {target}",
+                     acc=test_acc, epochs=EPOCHS, target=TARGET))

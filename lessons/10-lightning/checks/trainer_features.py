@@ -1,6 +1,14 @@
-"""Check: the learner's Trainer clips the gradient norm, accumulates the asked number of batches
-per optimizer step, trains under bf16 autocast, runs the checker's callback, logs to CSV under
-root_dir and stays quiet. Verified on a real fit with a probe callback."""
+"""Check: the learner's training plan meets its budget, measured on real fits of a probe model.
+
+For two drawn plans (effective batch, activation-memory budget, MB per sample, clip norm,
+epochs, a dataset that does or does not split into whole steps), the checker fits a small
+regression model with large gradients using the learner's DataLoader and Trainer, and measures:
+the samples and micro-batches behind every optimizer step (every step averages exactly
+`effective_batch` samples, as many steps per epoch as the data fills, as few micro-batches per
+step as the budget allows), each micro-batch's activation memory from its size and the dtype
+its forward produced, the weights' dtype, the gradient at each step against the mean-loss
+gradient of the samples the step saw, and the gradient norm after clipping. Nothing is read
+from Trainer attributes, so accumulation through a GradientAccumulationScheduler passes too."""
 
 import os
 import warnings
@@ -10,147 +18,200 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from pytorch_lightning.callbacks import ModelSummary
-from pytorch_lightning.loggers import CSVLogger
 from torch.utils.data import DataLoader, TensorDataset
 
 from _common import quiet_lightning
 
+# (effective batch, MB of activations per sample in float32, budget in MB). In each plan the
+# budget fits a micro-batch twice as large under bf16 autocast, and the largest micro-batch
+# that fits (budget // half the per-sample MB) does not divide the effective batch.
+_PLANS = [(64, 2.5, 45.0), (96, 3.0, 40.0), (48, 2.0, 30.0), (72, 1.5, 20.0)]
+_HALF = (torch.bfloat16, torch.float16)
 
-def _grad_norm(module):
-    grads = [p.grad.detach().float() for p in module.parameters() if p.grad is not None]
-    return torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(g) for g in grads])).item()
+
+def _best_micro(effective, per_sample, budget):
+    """The largest micro-batch that divides `effective` and fits `budget` under bf16 autocast."""
+    fits = int(budget // (per_sample / 2))
+    return max(b for b in range(1, min(fits, effective) + 1) if effective % b == 0)
 
 
 class _Probe(pl.LightningModule):
-    """A regression model with large gradients (so that clipping matters); records the
-    autocast state of every training step."""
+    """A regression model with large gradients (so that clipping matters). Records every
+    micro-batch it trains on: inputs, targets, the dtype of its forward output and of its weights."""
 
     def __init__(self, features):
         super().__init__()
         self.layer = nn.Linear(features, 3)
-        self.autocast = []
+        self.seen = []
 
     def training_step(self, batch, batch_idx):
         x, y = batch
         out = self.layer(x)
-        self.autocast.append(out.dtype)
-        loss = 50 * F.mse_loss(out.float(), y)
-        self.log("train_loss", loss, on_step=True, on_epoch=True)
-        return loss
+        self.seen.append((x.detach().float().cpu(), y.detach().float().cpu(), out.dtype, self.layer.weight.dtype))
+        return 50 * F.mse_loss(out.float(), y.float())
 
     def configure_optimizers(self):
-        return torch.optim.SGD(self.parameters(), lr=1e-4)
+        return torch.optim.SGD(self.parameters(), lr=1e-3)
 
 
 class _StepProbe(pl.Callback):
-    """Counts batches per optimizer step and measures the gradient norm before and after clipping."""
+    """Per optimizer step: the micro-batches behind it, the gradient before clipping compared with
+    the mean-loss gradient of the samples it saw, and the gradient norm after clipping."""
 
     def __init__(self):
-        self.batches = 0
-        self.per_step = []
-        self.before = []
+        self.used = 0
+        self.epochs = 0
+        self.steps = []      # (epoch, micro-batches, samples, relative gradient error, norm before)
         self.after = []
         self.last_step = 0
 
-    def on_train_batch_start(self, trainer, pl_module, batch, batch_idx):
-        self.batches += 1
+    def on_train_epoch_start(self, trainer, pl_module):
+        self.epochs += 1
 
     def on_before_optimizer_step(self, trainer, pl_module, optimizer):
-        self.per_step.append(self.batches)    # called before clipping, once per optimizer step
-        self.batches = 0
-        self.before.append(_grad_norm(pl_module))
+        window = pl_module.seen[self.used:]
+        self.used = len(pl_module.seen)
+        params = [pl_module.layer.weight, pl_module.layer.bias]
+        if not window or any(p.grad is None for p in params):
+            self.steps.append((self.epochs, len(window), 0, float("inf"), 0.0))
+            return
+        x = torch.cat([w[0] for w in window])
+        y = torch.cat([w[1] for w in window])
+        weight, bias = (p.detach().float().cpu().requires_grad_() for p in params)
+        loss = 50 * F.mse_loss(x @ weight.T + bias, y)    # the mean over every sample of the step
+        expected = torch.cat([g.flatten() for g in torch.autograd.grad(loss, [weight, bias])])
+        got = torch.cat([p.grad.detach().float().cpu().flatten() for p in params])
+        error = (torch.linalg.vector_norm(got - expected) / torch.linalg.vector_norm(expected)).item()
+        self.steps.append((self.epochs, len(window), len(x), error, torch.linalg.vector_norm(got).item()))
 
     def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
         if trainer.global_step != self.last_step:    # an optimizer step just ran: grads are clipped
             self.last_step = trainer.global_step
-            self.after.append(_grad_norm(pl_module))
+            grads = [p.grad.detach().float() for p in pl_module.parameters() if p.grad is not None]
+            self.after.append(torch.linalg.vector_norm(torch.cat([g.flatten() for g in grads])).item())
 
 
-def check(ctx):
-    quiet_lightning()
+def _trial(ctx, trial, plans):
+    effective, per_sample, budget = ctx.choice(plans)
+    micro = _best_micro(effective, per_sample, budget)
+    accumulate = effective // micro
+    fp32_micro = max(b for b in range(1, effective + 1) if effective % b == 0 and b * per_sample <= budget)
+    steps = int(ctx.choice([2, 3]))
+    # the second plan leaves a short last window of at least one whole micro-batch (so dropping
+    # only a partial micro-batch, drop_last=True, does not hide it)
+    leftover = 0 if trial == 0 else int(ctx.randint(micro, effective, (1,)))
+    n = steps * effective + leftover
     clip = float(ctx.choice([0.5, 1.0, 2.0]))
-    accumulate = int(ctx.choice([2, 3, 4]))
-    batches = int(ctx.choice([7, 10, 11]))
-    max_epochs = 2
+    max_epochs = int(ctx.choice([2, 3]))
     features = 6
-    root = ctx.tmpdir / "run"
+    plan = ctx.t("effective_batch={effective}, budget_mb={budget:g}, mb_per_sample={per:g}, {n} samples, "
+                 "max_epochs={epochs}", effective=effective, budget=budget, per=per_sample, n=n, epochs=max_epochs)
+    root = ctx.tmpdir / f"run{trial}"
     root.mkdir()
+    x = ctx.randn(n, features) * 4
+    y = ctx.randn(n, 3) * 4
 
     probe = _StepProbe()
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        trainer = ctx.learner.make_trainer(str(root), clip_norm=clip, accumulate=accumulate,
-                                           max_epochs=max_epochs, callbacks=[probe])
-    for w in caught:
-        ctx.expect("fp16 is not supported on CPU" not in str(w.message),
-                   "you asked for precision='16-mixed' on a CPU: Lightning's float16 AMP (with its "
-                   "GradScaler) is for GPUs, so it fell back to 'bf16-mixed' with a warning. Ask "
-                   "for 'bf16-mixed' yourself")
-    ctx.expect(isinstance(trainer, pl.Trainer), "make_trainer must return a pl.Trainer")
+        made = ctx.learner.plan_run(TensorDataset(x, y), str(root), effective_batch=effective, budget_mb=budget,
+                                    mb_per_sample=per_sample, max_grad_norm=clip, max_epochs=max_epochs,
+                                    callbacks=[probe])
+    ctx.expect(not any("fp16 is not supported on CPU" in str(w.message) for w in caught),
+               ctx.t("you asked for precision='16-mixed' on a CPU: Lightning's float16 AMP (with its "
+                     "GradScaler) is for GPUs, so it fell back to 'bf16-mixed' with a warning. Ask "
+                     "for 'bf16-mixed' yourself"))
+    if not (isinstance(made, tuple) and len(made) == 2):
+        ctx.fail(ctx.t("plan_run returned {type}, expected a tuple (loader, trainer)", type=type(made).__name__))
+    loader, trainer = made
+    if not isinstance(loader, DataLoader) or not isinstance(trainer, pl.Trainer):
+        ctx.fail(ctx.t("plan_run returned ({loader}, {trainer}), expected (a DataLoader, a pl.Trainer)",
+                       loader=type(loader).__name__, trainer=type(trainer).__name__))
     ctx.expect(os.path.realpath(trainer.default_root_dir) == os.path.realpath(root),
-               f"default_root_dir is {trainer.default_root_dir}, expected root_dir ({root}): "
-               "checkpoints and logs must stay under it")
-    ctx.expect(trainer.progress_bar_callback is None,
-               "the progress bar is on: enable_progress_bar=False keeps logs and this checker quiet")
-    ctx.expect(not any(isinstance(c, ModelSummary) for c in trainer.callbacks),
-               "the model summary is on: enable_model_summary=False")
-    ctx.expect(isinstance(trainer.logger, CSVLogger),
-               f"the logger is {type(trainer.logger).__name__}, expected a CSVLogger")
-    ctx.expect(os.path.realpath(trainer.logger.save_dir).startswith(os.path.realpath(root)),
-               f"the CSVLogger writes to {trainer.logger.save_dir}, expected a folder under root_dir")
-    ctx.expect_equal("trainer.max_epochs", trainer.max_epochs, max_epochs)
-    # accumulation is judged by what the fit does, not by trainer.accumulate_grad_batches: a
-    # GradientAccumulationScheduler callback only sets that attribute once fit starts
-    ctx.expect_equal("trainer.gradient_clip_val", trainer.gradient_clip_val, clip)
-    algorithm = str(getattr(trainer.gradient_clip_algorithm, "value", trainer.gradient_clip_algorithm))
-    ctx.expect(algorithm in ("norm", "None"),
-               f"gradient_clip_algorithm is {algorithm!r}: clip the gradient norm ('norm'), not each value")
-    ctx.expect(trainer.precision == "bf16-mixed",
-               f"trainer.precision is {trainer.precision!r}, expected 'bf16-mixed' "
-               "(float16 autocast with a GradScaler is for GPUs; CPUs use bfloat16)")
+               ctx.t("default_root_dir is {got}, expected root_dir ({root}): checkpoints and logs must stay "
+                     "under it", got=trainer.default_root_dir, root=root))
+    ctx.expect(trainer.progress_bar_callback is None and not any(isinstance(c, ModelSummary) for c in trainer.callbacks),
+               ctx.t("the progress bar or the model summary is on: enable_progress_bar=False and "
+                     "enable_model_summary=False keep scripts and this checker quiet"))
 
-    x = ctx.randn(batches * 8, features) * 4
-    y = ctx.randn(batches * 8, 3) * 4
-    loader = DataLoader(TensorDataset(x, y), batch_size=8)
     torch.manual_seed(ctx.seed)
     model = _Probe(features)
-    ctx.phase(f"training with clip_norm={clip}, accumulate={accumulate}")
+    ctx.phase(f"trial {trial + 1}/2: fitting with your plan ({plan})")
     trainer.fit(model, loader)
 
-    ctx.expect(bool(probe.per_step) or probe.batches > 0,
-               "the callback passed to make_trainer never ran: pass callbacks=callbacks to the Trainer")
-    per_epoch = [accumulate] * (batches // accumulate) + ([batches % accumulate] if batches % accumulate else [])
-    ctx.figure("optimizer_steps", {"made": len(probe.per_step), "expected": len(per_epoch) * max_epochs})
-    want = per_epoch * max_epochs
-    made = probe.per_step
-    if made != want:
-        epochs_run = len(made) // len(per_epoch)
-        if made and made == per_epoch * epochs_run:
-            why = (f"each epoch's windows are right, but {epochs_run} epochs ran: train for "
-                   f"max_epochs={max_epochs}")
-        else:
-            why = (f"the first step came after {made[0] if made else 0} batch(es): make one "
-                   f"optimizer step per accumulate={accumulate} batches")
-        ctx.fail(f"over {max_epochs} epochs of {batches} batches, the optimizer stepped after "
-                 f"{made[:8]}{' ...' if len(made) > 8 else ''} batches, expected {want[:8]}"
-                 f"{' ...' if len(want) > 8 else ''}: {why}")
-    ctx.expect(all(d == torch.bfloat16 for d in model.autocast),
-               f"training_step computed in {model.autocast[0] if model.autocast else '?'}: "
-               "precision='bf16-mixed' runs forward under bfloat16 autocast")
-    expected_after = [min(b, clip) for b in probe.before]
-    ctx.figure("grad_norm", {"max_before_clipping": max(probe.before), "max_after": max(probe.after),
-                             "clip_norm": clip})
-    # A fact about this run (the expected norms come from the same run's gradients).
-    off = [(i, a, e) for i, (a, e) in enumerate(zip(probe.after, expected_after))
-           if abs(a - e) > 1e-4 + 1e-3 * e]
-    if len(probe.after) != len(expected_after) or off:
-        i, a, e = off[0] if off else (0, 0.0, 0.0)
-        ctx.fail(f"at optimizer step {i + 1} the gradient norm after clipping was {a:.4g}, expected "
-                 f"min(norm before clipping = {probe.before[i]:.4g}, clip_norm = {clip}) = {e:.4g}: "
-                 f"clip the global gradient norm to clip_norm (gradient_clip_val with the 'norm' "
-                 f"algorithm)")
+    if not probe.steps:
+        ctx.fail(ctx.t("the callback passed to plan_run never saw an optimizer step: pass callbacks=callbacks "
+                       "to the Trainer"))
+    ctx.expect(all(w[3] == torch.float32 for w in model.seen),
+               ctx.t("{plan}: the weights were {dtype} during training_step: a '-true' precision stores the weights "
+                     "themselves in half precision and loses small updates; keep float32 weights and autocast "
+                     "only the computation (a '-mixed' precision)", plan=plan,
+                     dtype=next((w[3] for w in model.seen if w[3] != torch.float32), torch.float32)))
+    need = [(len(w[0]) * per_sample * (0.5 if w[2] in _HALF else 1.0), len(w[0]), w[2]) for w in model.seen]
+    worst = max(need, key=lambda t: t[0], default=(0.0, 0, torch.float32))
+    ctx.figure(f"plan_{trial + 1}", {"effective_batch": effective, "micro_batch": worst[1],
+                                     "activation_mb": worst[0], "budget_mb": budget})
+    ctx.expect(worst[0] <= budget,
+               ctx.t("{plan}: a micro-batch of {size} samples whose forward ran in {dtype} needs {mb:g} MB of "
+                     "activations, over the {budget:g} MB budget ({per:g} MB per sample in float32, half that "
+                     "under bfloat16 autocast)", plan=plan, size=worst[1], dtype=worst[2], mb=worst[0],
+                     budget=budget, per=per_sample))
 
-    metrics = [os.path.join(d, f) for d, _, fs in os.walk(root) for f in fs if f == "metrics.csv"]
-    ctx.expect(bool(metrics), "no metrics.csv under root_dir: log with CSVLogger(save_dir=root_dir)")
-    with open(metrics[0], encoding="utf-8") as f:
-        ctx.expect("train_loss" in f.readline(), "metrics.csv has no train_loss column")
+    per_epoch = {}
+    for epoch, _, _, _, _ in probe.steps:
+        per_epoch[epoch] = per_epoch.get(epoch, 0) + 1
+    short = [(i, s) for i, s in enumerate(probe.steps) if s[2] != effective]
+    if short:
+        i, (epoch, windows, samples, _, _) = short[0]
+        last_of_epoch = i + 1 == len(probe.steps) or probe.steps[i + 1][0] != epoch
+        if last_of_epoch and samples < effective and len(short) <= probe.epochs:
+            ctx.fail(ctx.t("{plan}: the last optimizer step of epoch {epoch} averaged only {samples} samples "
+                           "({windows} micro-batches), expected effective_batch={effective}: Lightning divides "
+                           "every loss by accumulate_grad_batches, so this short window's gradient is scaled "
+                           "down and its samples count for less. Run only the batches that fill whole steps",
+                           plan=plan, epoch=epoch, samples=samples, windows=windows, effective=effective))
+        ctx.fail(ctx.t("{plan}: optimizer step {step} averaged {samples} samples ({windows} micro-batches), "
+                       "expected effective_batch={effective}: the micro-batch size times the micro-batches per "
+                       "step must be the effective batch, so pick a micro-batch size that divides it",
+                       plan=plan, step=i + 1, samples=samples, windows=windows, effective=effective))
+    counts = [per_epoch.get(e, 0) for e in range(1, max_epochs + 1)]
+    ctx.figure(f"optimizer_steps_{trial + 1}", {"made": len(probe.steps), "expected": steps * max_epochs})
+    ctx.expect(probe.epochs == max_epochs and counts == [steps] * max_epochs,
+               ctx.t("{plan}: the run made {counts} optimizer steps per epoch over {epochs} epochs, expected "
+                     "{steps} in each of {max_epochs}: {n} samples fill {steps} whole steps of {effective}; "
+                     "drop only what does not fill a step", plan=plan, counts=counts, epochs=probe.epochs,
+                     steps=steps, max_epochs=max_epochs, n=n, effective=effective))
+    windows = probe.steps[0][1]
+    ctx.expect(windows == accumulate,
+               ctx.t("{plan}: each optimizer step ran {windows} micro-batches of {size} samples, but micro-batches "
+                     "of {best} fit the budget under bfloat16 autocast (half the activations of float32; "
+                     "float32 allows only {fp32}), so {accumulate} per step would do: fewer, larger "
+                     "micro-batches make the same step faster", plan=plan, windows=windows,
+                     size=effective // max(windows, 1), best=micro, fp32=fp32_micro, accumulate=accumulate))
+    error = max(s[3] for s in probe.steps)
+    # bf16 autocast moves a correct step's gradient by ~1% from the float32 mean-loss gradient;
+    # a window whose losses are weighted wrongly is off by 25% or more
+    ctx.expect(error <= 0.05,
+               ctx.t("{plan}: an optimizer step's gradient is {error:.0%} away from the gradient of the mean loss "
+                     "over the samples it saw: every sample of a step must count once, with the same weight",
+                     plan=plan, error=error))
+    before = [s[4] for s in probe.steps]
+    ctx.figure(f"grad_norm_{trial + 1}", {"max_before_clipping": max(before), "max_after": max(probe.after or [0.0]),
+                                          "max_grad_norm": clip, "max_error_vs_mean_loss": round(error, 4)})
+    off = [(i, a, min(b, clip)) for i, (a, b) in enumerate(zip(probe.after, before))
+           if abs(a - min(b, clip)) > 1e-4 + 1e-3 * min(b, clip)]
+    if len(probe.after) != len(before) or off:
+        i, a, e = off[0] if off else (0, 0.0, 0.0)
+        ctx.fail(ctx.t("at optimizer step {step} the gradient norm after clipping was {after:.4g}, expected "
+                       "min(norm before clipping = {before:.4g}, max_grad_norm = {clip}) = {want:.4g}: rescale the "
+                       "whole gradient so its norm is at most max_grad_norm (the 'norm' algorithm keeps its "
+                       "direction; 'value' clamps each entry)", step=i + 1, after=a, before=before[i],
+                       clip=clip, want=e))
+
+
+def check(ctx):
+    quiet_lightning(".*limit_train_batches.*", ".*fp16 is not supported.*")
+    first = ctx.choice(_PLANS)
+    for trial in ctx.trials(2):
+        # two different plans: the second from the plans the first did not use
+        _trial(ctx, trial, [first] if trial == 0 else [p for p in _PLANS if p != first])

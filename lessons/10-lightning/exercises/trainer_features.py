@@ -1,19 +1,24 @@
-"""Exercise: configure a Trainer for gradient clipping, gradient accumulation and bf16 mixed
-precision, that runs quietly and keeps every file under `root_dir`."""
+"""Exercise: plan a training run that meets an effective batch size within an activation-memory
+budget, and hand back the DataLoader and the pl.Trainer that carry it out."""
 
 import pytorch_lightning as pl
-from pytorch_lightning.loggers import CSVLogger
+from torch.utils.data import DataLoader, Dataset
 
 
-def make_trainer(root_dir: str, *, clip_norm: float, accumulate: int, max_epochs: int,
-                 callbacks: list[pl.Callback]) -> pl.Trainer:
-    # TODO: return a pl.Trainer that
-    #   - picks the accelerator by itself, on 1 device, with bfloat16 mixed precision
-    #   - clips the gradient norm to `clip_norm`
-    #   - makes one optimizer step per `accumulate` batches
-    #   - trains for `max_epochs` epochs and runs the given `callbacks`
-    #   - logs with a CSVLogger under `root_dir` and uses `root_dir` as its default_root_dir
-    #   - shows no progress bar and no model summary
-    # Watch out: this runs on a CPU, where only one of Lightning's mixed-precision modes is real;
-    # and clipping "the gradient norm" is not the same as clipping each gradient value.
-    raise NotImplementedError("TODO: implement make_trainer")
+def plan_run(train_set: Dataset, root_dir: str, *, effective_batch: int, budget_mb: float,
+             mb_per_sample: float, max_grad_norm: float, max_epochs: int,
+             callbacks: list[pl.Callback]) -> tuple[DataLoader, pl.Trainer]:
+    # TODO: return (loader, trainer): a shuffling DataLoader over `train_set` and a pl.Trainer
+    # whose fit of any model on that loader keeps to this plan:
+    #   - every optimizer step averages the gradient over exactly `effective_batch` samples,
+    #     the last step of each epoch included, and each epoch makes as many such steps as the
+    #     data fills;
+    #   - one micro-batch's activations fit in `budget_mb`: they take `mb_per_sample` MB per
+    #     sample in float32 and half of that under bfloat16 autocast; the weights stay float32;
+    #   - within those rules, as few micro-batches per optimizer step as possible (each one is a
+    #     forward and a backward: fewer, larger ones make the same step faster);
+    #   - the gradient's norm is at most `max_grad_norm` at every step, its direction kept;
+    #   - `max_epochs` epochs, the given `callbacks`, every file under `root_dir`, no progress
+    #     bar and no model summary.
+    # Watch out: how Lightning weights the batches of a window that the end of an epoch cuts short.
+    raise NotImplementedError("TODO: implement plan_run")
