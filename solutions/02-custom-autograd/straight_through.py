@@ -1,17 +1,23 @@
-"""Reference solution: round in forward, identity gradient in backward."""
+"""Reference solution: fake quantization whose straight-through gradient stops where the clamp acts."""
 
 import torch
 
 
-class RoundSTE(torch.autograd.Function):
+class FakeQuantSTE(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, x):
-        return torch.round(x)  # key: nothing to save, backward does not depend on x
+    def forward(ctx, x, scale, qmin, qmax):
+        q = torch.round(x / scale)
+        # Rounding is treated as the identity (straight-through); the clamp is differentiated
+        # exactly: where it cut the value off, the output does not move with x.
+        inside = (q >= qmin) & (q <= qmax)  # key
+        ctx.save_for_backward(inside)  # a bool mask: a quarter of the memory of x in float32
+        return q.clamp(qmin, qmax) * scale
 
     @staticmethod
     def backward(ctx, grad_out):
-        return grad_out  # key: straight through, as if forward were the identity
+        (inside,) = ctx.saved_tensors
+        return grad_out * inside, None, None, None  # key
 
 
-def round_ste(x: torch.Tensor) -> torch.Tensor:
-    return RoundSTE.apply(x)
+def fake_quant(x: torch.Tensor, scale: float, qmin: int = -128, qmax: int = 127) -> torch.Tensor:
+    return FakeQuantSTE.apply(x, scale, qmin, qmax)

@@ -199,45 +199,97 @@ def test_logsumexp_softmax_recomputed_with_its_own_max_passes(variant):
     )
 
 
-# -- straight-through estimator --------------------------------------------------------------
+# -- fake quantizer with a clipped straight-through gradient ---------------------------------
+
+
+def test_ste_unclipped_gradient(mutant):
+    # The plain STE everywhere: right inside the range, wrong where the clamp acted.
+    v = mutant("straight-through", "return grad_out * inside, None, None, None", "return grad_out, None, None, None")
+    assert_fails(v, "gradient of x where the clamp cut the value off")
 
 
 def test_ste_true_derivative_of_round_is_zero(mutant):
-    v = mutant("straight-through", "return grad_out  #", "return torch.zeros_like(grad_out)  #")
-    assert_fails(v, "gradient of x", "straight-through")
+    v = mutant(
+        "straight-through",
+        "return grad_out * inside, None, None, None",
+        "return torch.zeros_like(grad_out), None, None, None",
+    )
+    assert_fails(v, "lies inside the range", "the incoming gradient, unchanged")
+
+
+def test_ste_clipped_on_the_unrounded_value(mutant):
+    # The range tested on x / scale: wrong for the half step past either end that rounds back in.
+    v = mutant(
+        "straight-through", "inside = (q >= qmin) & (q <= qmax)", "inside = (x / scale >= qmin) & (x / scale <= qmax)"
+    )
+    assert_fails(v, "is qmin or qmax")
+
+
+def test_ste_clipped_with_the_ends_excluded(mutant):
+    v = mutant("straight-through", "inside = (q >= qmin) & (q <= qmax)", "inside = (q > qmin) & (q < qmax)")
+    assert_fails(v, "is qmin or qmax")
+
+
+def test_ste_clipped_in_units_of_x_not_of_scale(mutant):
+    v = mutant("straight-through", "inside = (q >= qmin) & (q <= qmax)", "inside = (x >= qmin) & (x <= qmax)")
+    assert_fails(v, "gradient of x where")
+
+
+def test_ste_gradient_divided_by_the_scale(mutant):
+    v = mutant(
+        "straight-through",
+        ("ctx.save_for_backward(inside)", "ctx.save_for_backward(inside)\n        ctx.scale = scale"),
+        ("return grad_out * inside, None, None, None", "return grad_out * inside / ctx.scale, None, None, None"),
+    )
+    assert_fails(v, "lies inside the range")
+
+
+def test_ste_missing_none_for_the_numbers(mutant):
+    v = mutant("straight-through", "return grad_out * inside, None, None, None", "return grad_out * inside")
+    assert_fails(v, "one value per input", "None")
 
 
 def test_ste_rounding_halves_up(mutant):
-    assert_fails(mutant("straight-through", "return torch.round(x)", "return torch.floor(x + 0.5)"), "exact halves")
+    v = mutant("straight-through", "q = torch.round(x / scale)", "q = torch.floor(x / scale + 0.5)")
+    assert_fails(v, "fake-quantized output", "values at and around the ends")
 
 
-def test_ste_clipped_gradient_is_not_the_identity(mutant):
+def test_ste_forgetting_the_clamp(mutant):
+    v = mutant("straight-through", "return q.clamp(qmin, qmax) * scale", "return q * scale")
+    assert_fails(v, "fake-quantized output")
+
+
+def test_ste_quantizing_in_float32_whatever_the_input(mutant):
+    v = mutant("straight-through", "q = torch.round(x / scale)", "q = torch.round(x.float() / scale)")
+    assert_fails(v, "float64")
+
+
+def test_ste_calling_torch_fake_quantize(mutant):
     v = mutant(
         "straight-through",
-        ("return torch.round(x)", "ctx.save_for_backward(x)\n        return torch.round(x)"),
-        ("return grad_out  #", "(x,) = ctx.saved_tensors\n        return grad_out * (x.abs() <= 1)  #"),
+        "return q.clamp(qmin, qmax) * scale",
+        "return torch.fake_quantize_per_tensor_affine(x, scale, 0, qmin, qmax)",
     )
-    assert_fails(v, "gradient of x")
+    assert_fails(v, "fake_quantize_per_tensor_affine", "yourself")
 
 
-def test_ste_truncating_instead_of_rounding(mutant):
-    assert_fails(mutant("straight-through", "return torch.round(x)", "return torch.trunc(x)"), "rounded output")
-
-
-def test_ste_rounding_in_float32_whatever_the_input(mutant):
-    assert_fails(mutant("straight-through", "return torch.round(x)", "return torch.round(x.float())"), "float64")
-
-
-def test_ste_gradient_values_clamped(mutant):
-    v = mutant("straight-through", "return grad_out  #", "return grad_out.clamp(-1, 1)  #")
-    assert_fails(v, "gradient of x", "equal to the incoming gradient")
-
-
-def test_ste_method_calls_and_a_copied_gradient_pass(variant):
+def test_ste_mask_recomputed_in_backward_passes(variant):
+    # Saves x and the numbers instead of the mask, recomputes it in backward with torch.where.
     variant(
         "straight-through",
-        ("return torch.round(x)", "return x.round()"),
-        ("return grad_out  #", "return grad_out.clone()  #"),
+        (
+            "ctx.save_for_backward(inside)",
+            "ctx.save_for_backward(x)\n        ctx.scale, ctx.qmin, ctx.qmax = scale, qmin, qmax",
+        ),
+        (
+            "(inside,) = ctx.saved_tensors",
+            "(x,) = ctx.saved_tensors\n        q = (x / ctx.scale).round()\n"
+            "        inside = (q >= ctx.qmin) & (q <= ctx.qmax)",
+        ),
+        (
+            "return grad_out * inside, None, None, None",
+            "return torch.where(inside, grad_out, torch.zeros_like(grad_out)), None, None, None",
+        ),
     )
 
 

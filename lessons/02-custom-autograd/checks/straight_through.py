@@ -1,53 +1,188 @@
-"""Check: RoundSTE rounds exactly like torch.round (halves included) and passes the upstream
-gradient through unchanged; then it trains weights that are rounded in the forward pass."""
+"""Check: FakeQuantSTE computes clamp(round(x / scale), qmin, qmax) * scale exactly (halves to
+even, float64 kept, several scales and integer ranges, signed and unsigned); its gradient is the
+incoming gradient where round(x / scale) lies in [qmin, qmax] (ends included) and zero where the
+clamp cut the value off, tested on random inputs and on a grid of values at and around the
+range's ends; None for scale, qmin and qmax; leaves x alone; is written by hand. Then it trains
+weights through the quantizer towards targets partly out of range: the loss falls, and the
+latent weights beyond the range stop instead of drifting away."""
 
 import torch
 from torch.autograd.function import BackwardCFunction
+from torch.overrides import TorchFunctionMode
+
+
+class _Calls(TorchFunctionMode):
+    """Records the names of the torch functions called inside it."""
+
+    def __init__(self):
+        super().__init__()
+        self.names = set()
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        self.names.add(getattr(func, "__name__", str(func)))
+        return func(*args, **(kwargs or {}))
+
+
+def _backward(ctx, out, g):
+    """out.backward(g), turning autograd's complaints about the returned tuple into advice."""
+    try:
+        out.backward(g)
+    except RuntimeError as exc:
+        text = str(exc)
+        if "incorrect number of gradients" in text or "different than None" in text:
+            ctx.fail(
+                ctx.t(
+                    "backward must return one value per input of forward: the gradient of x, then None "
+                    "for each of scale, qmin and qmax (plain Python numbers get no gradient)"
+                ),
+                [text.splitlines()[0]],
+            )
+        raise
+
+
+def _edges(scale, qmin, qmax, dtype):
+    """Values at and around the range's ends, in units of scale: exact ends, a quarter and a
+    half step on either side (the halves round to even), whole steps beyond; and every half
+    step inside the range (2.5 rounds to 2, 3.5 to 4)."""
+    ks = [k + 0.5 for k in range(qmin, qmax)]
+    for end in (qmin, qmax):
+        ks += [end + d for d in (-2.0, -1.0, -0.5, -0.25, 0.0, 0.25, 0.5, 1.0, 2.0)]
+    return torch.tensor(ks, dtype=dtype) * scale
 
 
 def check(ctx):
     mine = ctx.learner
-    ctx.expect(isinstance(mine.RoundSTE, type) and issubclass(mine.RoundSTE, torch.autograd.Function),
-               ctx.t("{name} must subclass torch.autograd.Function", name="RoundSTE"))
+    ctx.expect(
+        isinstance(mine.FakeQuantSTE, type) and issubclass(mine.FakeQuantSTE, torch.autograd.Function),
+        ctx.t("{name} must subclass torch.autograd.Function", name="FakeQuantSTE"),
+    )
+    with _Calls() as calls:
+        mine.fake_quant(ctx.randn(3, 4), 0.25, -8, 7)
+    used = sorted(n for n in calls.names if "fake_quant" in n)
+    ctx.expect(
+        not used, ctx.t("your forward calls {names}: write the rounding and the clamp yourself", names=", ".join(used))
+    )
 
-    shapes = [(16, 10), (7,), (3, 5, 2), (1, 1), None, (5, 6)]
-    for trial in ctx.trials(len(shapes)):
-        dtype = torch.float64 if trial == 5 else torch.float32
-        if shapes[trial] is None:
-            # Exact halves (-3.5, -2.5, ..., 3.5): torch.round sends them to the even neighbour.
-            x = (ctx.randint(-4, 4, (6, 8)) * 2 + 1).float() / 2
-            what = ctx.t("for exact halves such as 0.5 and 2.5")
+    # (shape, dtype, scale, qmin, qmax, noncontiguous). Scales are powers of two, so x / scale and
+    # x * (1 / scale) are the same number and no rounding decision depends on how it is written.
+    cases = [
+        ((16, 10), torch.float32, 0.25, -8, 7, False),  # signed 4-bit
+        ((7,), torch.float32, 0.5, 0, 15, False),  # unsigned 4-bit
+        ((3, 5, 2), torch.float64, 0.125, -128, 127, False),  # int8, float64 in and out
+        ((1, 1), torch.float32, 1.0, -2, 1, False),  # 2-bit
+        ((9, 13), torch.float32, 0.0625, -4, 3, True),  # non-contiguous
+        (None, torch.float32, 0.25, -8, 7, False),  # the grid at the ends of the range
+        (None, torch.float32, 0.5, 0, 15, False),
+    ]
+    for trial in ctx.trials(len(cases)):
+        shape, dtype, scale, qmin, qmax, noncontiguous = cases[trial]
+        if shape is None:
+            x = _edges(scale, qmin, qmax, dtype)
+            where = ctx.t("for values at and around the ends of the range")
         else:
-            x = ctx.randn(*shapes[trial], scale=3.0, dtype=dtype, noncontiguous=(trial == 2))
-            what = ctx.t("for a {dtype} input", dtype="float64") if dtype == torch.float64 else ""
-        x1 = x.detach().clone().requires_grad_()
-        out = ctx.no_mutation(mine.round_ste, x1)
-        ctx.expect(isinstance(out, torch.Tensor) and isinstance(out.grad_fn, BackwardCFunction),
-                   ctx.t("{fn} must return the result of {apply}, so autograd calls your backward",
-                         fn="round_ste", apply="RoundSTE.apply(x)"))
-        ctx.expect_equal(ctx.t("{label} {where}", label="rounded output", where=what) if what else "rounded output",
-                         out, torch.round(x))
-        g = ctx.randn(*x.shape, scale=2.0, dtype=dtype)
-        out.backward(g)
-        grad = ctx.t("{label} {where}", label="gradient of x", where=what) if what else "gradient of x"
-        ctx.expect_close(ctx.t("{grad} (straight-through: equal to the incoming gradient)", grad=grad), x1.grad, g)
+            # Uniform over three steps beyond either end: about a third of the values get clipped.
+            x = (qmin - 3 + ctx.rand(*shape, dtype=dtype) * (qmax - qmin + 6)) * scale
+            if noncontiguous:
+                x = x.t().contiguous().t()  # same values and shape, transposed strides
+            where = ctx.t("for a {dtype} input", dtype="float64") if dtype == torch.float64 else ""
+        setting = ctx.t(
+            "scale={scale:g}, qmin={qmin}, qmax={qmax}{where}",
+            scale=scale,
+            qmin=qmin,
+            qmax=qmax,
+            where=(", " + where) if where else "",
+        )
+        q = torch.round(x / scale)
+        inside = (q >= qmin) & (q <= qmax)
+        at_ends = (q == qmin) | (q == qmax) | (q == qmin - 1) | (q == qmax + 1)
+        expected = q.clamp(qmin, qmax) * scale
 
-    # What the STE is for: train weights that are rounded in forward. With the true derivative
-    # of round (zero) nothing moves; with the STE the rounded weights reach the integer targets.
-    ctx.phase("training weights through rounding")
-    w_true = torch.round(ctx.randn(8, 4, scale=2.0))
+        x1 = x.detach().clone().requires_grad_()  # clone keeps the strides
+        out = ctx.no_mutation(mine.fake_quant, x1, scale, qmin, qmax)
+        ctx.expect(
+            isinstance(out, torch.Tensor) and isinstance(out.grad_fn, BackwardCFunction),
+            ctx.t(
+                "{fn} must return the result of {apply}, so autograd calls your backward",
+                fn="fake_quant",
+                apply="FakeQuantSTE.apply(x, scale, qmin, qmax)",
+            ),
+        )
+        ctx.expect_equal(ctx.t("fake-quantized output ({setting})", setting=setting), out, expected)
+        g = ctx.randn(*x.shape, scale=2.0, dtype=dtype)
+        _backward(ctx, out, g)
+        grad = x1.grad
+        ctx.expect(
+            grad is not None, ctx.t("x got no gradient: fake_quant must pass a gradient back through FakeQuantSTE")
+        )
+        # Three regions, so the reason says which rule is broken.
+        middle = inside & ~at_ends
+        ctx.expect_close(
+            ctx.t(
+                "gradient of x where round(x / scale) lies inside the range ({setting}; straight-through: "
+                "the incoming gradient, unchanged)",
+                setting=setting,
+            ),
+            grad[middle],
+            g[middle],
+        )
+        far = ~inside & ~at_ends
+        ctx.expect_close(
+            ctx.t(
+                "gradient of x where the clamp cut the value off ({setting}; zero: the output does not "
+                "move with x there)",
+                setting=setting,
+            ),
+            grad[far],
+            torch.zeros_like(g[far]),
+        )
+        ctx.expect_close(
+            ctx.t(
+                "gradient of x where round(x / scale) is qmin or qmax (passes: the clamp leaves those "
+                "values alone) or one step beyond (zero) ({setting})",
+                setting=setting,
+            ),
+            grad[at_ends],
+            (g * inside)[at_ends],
+        )
+
+    # What the clipping is for: train weights through the quantizer towards targets that partly
+    # lie beyond the range. The loss falls to about that of the best clamped weights; the latent
+    # weights beyond the range stop just past its end. With an unclipped STE the same loss is
+    # reached but those weights keep being pushed outwards (50-90 steps from 0 after 50 SGD
+    # steps here, against about 8.7-8.9 for the clipped one: the end, 8, plus one overshoot).
+    ctx.phase("training weights through the quantizer")
+    scale, qmin, qmax = 0.25, -8, 7
+    w_ideal = ctx.randn(8, 4, scale=2.0)  # some entries beyond [-2, 1.75]
     inputs = ctx.randn(64, 8)
-    targets = inputs @ w_true
-    w = ctx.randn(8, 4, scale=2.0).requires_grad_()
-    opt = torch.optim.Adam([w], lr=0.1)
+    targets = inputs @ w_ideal
+    w = ((ctx.rand(8, 4) * 2 - 1) * 1.5).requires_grad_()
+    opt = torch.optim.SGD([w], lr=0.2)
     losses = []
-    for _ in range(200):
-        loss = torch.nn.functional.mse_loss(inputs @ mine.round_ste(w), targets)
+    for _ in range(50):
+        loss = torch.nn.functional.mse_loss(inputs @ mine.fake_quant(w, scale, qmin, qmax), targets)
         opt.zero_grad()
         loss.backward()
         opt.step()
         losses.append(loss.item())
+    drift = float(w.detach().abs().max()) / scale
     ctx.figure("training loss", {"first": losses[0], "last": losses[-1]})
-    ctx.expect(losses[-1] < 0.1 * losses[0],
-               ctx.t("training through round_ste did not learn: loss {first:.3g} -> {last:.3g} "
-                     "(with a straight-through gradient it falls below a tenth)", first=losses[0], last=losses[-1]))
+    ctx.figure("largest latent weight, in steps", drift)
+    ctx.expect(
+        losses[-1] < 0.5 * losses[0],
+        ctx.t(
+            "training through fake_quant did not learn: loss {first:.3g} -> {last:.3g} (with a straight-through "
+            "gradient it falls below half)",
+            first=losses[0],
+            last=losses[-1],
+        ),
+    )
+    ctx.expect(
+        drift < max(-qmin, qmax) + 3,
+        ctx.t(
+            "after training, a latent weight sits {steps:.0f} steps from 0 while the range is {qmin}..{qmax}: "
+            "weights beyond the range are still being pushed outwards",
+            steps=drift,
+            qmin=qmin,
+            qmax=qmax,
+        ),
+    )
