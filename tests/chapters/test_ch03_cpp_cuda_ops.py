@@ -468,3 +468,114 @@ def test_custom_op_registered_with_define_impl_and_torch_ops_passes(variant):
             "row_logsumexp = torch.ops.tutor_ch03.row_logsumexp",
         ),
     )
+
+
+# -- torch-library-op -----------------------------------------------------------------------------
+# Edits to the Python side only keep the reference's C++ source and extension name: the build is
+# shared. Edits to the C++ source (or to what load_inline generates) get their own name.
+
+ROW_RMS_FAKE = (
+    '@torch.library.register_fake("tutor_ch03_cpp::row_rms")  # key\n'
+    "def _(x):\n"
+    "    return x.new_empty(x.shape[:1])  # key: one value per row, x's dtype and device\n"
+)
+
+
+def test_library_op_solution_passes(solution_verdict):
+    v = assert_passes(solution_verdict("torch-library-op"))
+    assert "compile_s" in v.figures and "build_s" in v.figures and v.figures["graphs_compiled"] == 1
+
+
+def test_library_op_stub_fails_on_the_missing_operator(check_code, course):
+    v = check_code("torch-library-op", course.exercise("torch-library-op").stub)
+    failed(v, "there is no operator tutor_ch03_cpp::row_rms", "TORCH_LIBRARY")
+
+
+def test_library_op_schema_declaring_a_mutation_fails(ext_mutant):
+    v = ext_mutant(
+        "torch-library-op",
+        ('m.def("row_rms(Tensor x) -> Tensor");', 'm.def("row_rms(Tensor(a!) x) -> Tensor");'),
+        ext="t_mutates",
+    )
+    failed(v, "says row_rms writes to x", "Tensor(a!)")
+
+
+def test_library_op_without_fake_fails_to_compile(mutant):
+    v = mutant("torch-library-op", ROW_RMS_FAKE, "")
+    failed(v, "torch.compile(fullgraph=True) fails", "has no fake implementation", "register_fake")
+
+
+def test_library_op_fake_with_a_fixed_dtype_fails_on_float64(mutant):
+    # torch.empty(n) is float32 on the CPU whatever x is: right for the compiled float32 call,
+    # wrong for float64.
+    v = mutant("torch-library-op", "return x.new_empty(x.shape[:1])", "return torch.empty(x.shape[0])")
+    failed(v, "returns torch.float32 on cpu for a torch.float64 input")
+
+
+def test_library_op_fake_with_the_input_shape_fails(mutant):
+    v = mutant("torch-library-op", "return x.new_empty(x.shape[:1])", "return torch.empty_like(x)")
+    failed(v, "says the output has shape", "one value per row")
+
+
+def test_library_op_kernel_registered_for_the_wrong_key_fails(ext_mutant):
+    v = ext_mutant(
+        "torch-library-op",
+        ("TORCH_LIBRARY_IMPL(tutor_ch03_cpp, CPU, m) {  // key", "TORCH_LIBRARY_IMPL(tutor_ch03_cpp, CUDA, m) {"),
+        ext="t_cudakey",
+    )
+    failed(v, "no kernel for CPU tensors", "CUDA")
+
+
+def test_library_op_called_through_pybind11_fails_to_compile(ext_mutant):
+    # The library still registers the op (its static initialisers run on import), but row_rms
+    # calls the pybind11 binding, which torch.compile cannot trace.
+    v = ext_mutant(
+        "torch-library-op",
+        ("#include <torch/library.h>\n", "#include <torch/csrc/Exceptions.h>\n#include <torch/library.h>\n"),
+        ("    is_python_module=False,  # key\n", '    functions=["row_rms_cpu"],\n'),
+        ("load_inline(\n    name=", "_ext = load_inline(\n    name="),
+        ("return torch.ops.tutor_ch03_cpp.row_rms(x)  # key", "return _ext.row_rms_cpu(x)"),
+        ext="t_pybind",
+    )
+    failed(v, "calls a pybind11 function", "torch.ops.tutor_ch03_cpp.row_rms")
+
+
+def test_library_op_recomputed_in_python_is_not_the_op(mutant):
+    # Correct values, but the operator never runs: the graph holds aten ops only.
+    v = mutant(
+        "torch-library-op",
+        "return torch.ops.tutor_ch03_cpp.row_rms(x)  # key",
+        "return x.pow(2).mean(dim=1).sqrt()",
+    )
+    failed(v, "holds tutor_ch03_cpp::row_rms 0 times")
+
+
+def test_library_op_composite_key_lambda_and_alias_passes(check_code, solution_text):
+    # Correct but different: the kernel as a lambda under CompositeExplicitAutograd, the fake
+    # registered through torch.library.register_fake called as a function, and row_rms the
+    # OpOverloadPacket itself.
+    src = renamed(
+        mutate(
+            solution_text("torch-library-op"),
+            (
+                'TORCH_LIBRARY_IMPL(tutor_ch03_cpp, CPU, m) {  // key\n    m.impl("row_rms", &row_rms_cpu);  // key\n',
+                "TORCH_LIBRARY_IMPL(tutor_ch03_cpp, CompositeExplicitAutograd, m) {\n"
+                '    m.impl("row_rms", [](const at::Tensor& x) { return row_rms_cpu(x); });\n',
+            ),
+            (
+                ROW_RMS_FAKE,
+                "def _row_rms_fake(x):\n"
+                "    return torch.empty((x.shape[0],), dtype=x.dtype, device=x.device)\n\n\n"
+                'torch.library.register_fake("tutor_ch03_cpp::row_rms", _row_rms_fake)\n',
+            ),
+            (
+                "def row_rms(x: torch.Tensor) -> torch.Tensor:\n"
+                '    """Root mean square of every row of a 2-D float CPU tensor, through the registered op."""\n'
+                "    return torch.ops.tutor_ch03_cpp.row_rms(x)  # key\n",
+                "row_rms = torch.ops.tutor_ch03_cpp.row_rms\n",
+            ),
+        ),
+        "t_composite",
+    )
+    for seed in mutant_seeds("torch-library-op|t_composite"):
+        assert_passes(check_code("torch-library-op", src, seed=seed))
