@@ -297,17 +297,30 @@ def test_regional_off_by_one_scale_fails(mutant):
     assert_fails(v, "output of training step 1")
 
 
-def test_regional_wrapping_each_block_and_a_float_attribute_pass(variant):
-    variant(
+def test_regional_float_attribute_costs_a_recompile(mutant):
+    # A Python float is specialised like an int on the first block; the second block's value
+    # recompiles with the float made dynamic: 2 graphs whatever the depth, still not one.
+    v = mutant(
         "compile-regional",
-        ("    for block in model.blocks:\n        # nn.Module", "    for i, block in enumerate(model.blocks):\n        # nn.Module"),
-        (
-            "        block.compile(backend=backend)  # key",
-            "        model.blocks[i] = torch.compile(block, backend=backend)",
-        ),
         (
             '        self.register_buffer("scale", torch.tensor(1.0 / math.sqrt(2 * (layer_idx + 1))), persistent=False)'
             "  # key\n",
             "        self.scale = 1.0 / math.sqrt(2 * (layer_idx + 1))\n",
         ),
+    )
+    assert_fails(v, "compiled 2 graphs", "differ in a Python number that forward reads")
+
+
+def test_regional_wrapping_each_block_and_a_persistent_buffer_pass(variant):
+    variant(
+        "compile-regional",
+        (
+            "    for block in model.blocks:\n        # nn.Module",
+            "    for i, block in enumerate(model.blocks):\n        # nn.Module",
+        ),
+        (
+            "        block.compile(backend=backend)  # key",
+            "        model.blocks[i] = torch.compile(block, backend=backend)",
+        ),
+        ("(layer_idx + 1))), persistent=False)", "(layer_idx + 1))))"),
     )
