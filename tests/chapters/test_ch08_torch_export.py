@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from tutor.course import code_blocks
+from tutor import i18n
+from tutor.course import code_blocks, load_course
 
-from .conftest import assert_fails, assert_passes
+from .conftest import assert_fails, assert_passes, mutate
 
 pytestmark = pytest.mark.slow
 
@@ -91,6 +92,19 @@ def test_cond_stub_python_if_cannot_export(check_code, course):
 def test_cond_swapped_branches_fail(mutant):
     v = mutant("export-cond-branch", _COND, "torch.cond(strong, self.cheap, self.deep, (x,))")
     assert_fails(v, "strong input", "deep path")
+
+
+def test_cond_swapped_branches_in_chinese_names_it_and_offers_its_hint(check_code, solution_text):
+    """In Chinese, the reason and the targeted hint for swapped branches are Chinese too."""
+    source = mutate(solution_text("export-cond-branch"), (_COND, "torch.cond(strong, self.cheap, self.deep, (x,))"))
+    i18n.set_language("zh")
+    try:
+        v = check_code("export-cond-branch", source, seed=1)
+    finally:
+        i18n.set_language("en")
+    reason = assert_fails(v, "强输入（mean |x| = 1.6）走了 cheap 路径", "true_fn")
+    mistake = load_course(lang="zh").exercise("export-cond-branch").mistake_for(reason)
+    assert mistake is not None and "必须走 deep 路径" in mistake.hint, reason
 
 
 def test_cond_where_computes_both_and_has_no_cond(mutant):

@@ -31,7 +31,7 @@ def check(ctx):
     torch.manual_seed(ctx.seed)
     model = mine.Gate(DIM).to(ctx.device).eval()
     ctx.expect(isinstance(getattr(model, "cheap", None), nn.Module) and isinstance(getattr(model, "deep", None), nn.Module),
-               "Gate must keep its `cheap` and `deep` layers: change how forward branches, not the model")
+               ctx.t("Gate must keep its `cheap` and `deep` layers: change how forward branches, not the model"))
 
     example = _with_mean_abs(ctx, 5, 0.7)
     with ctx.build("exporting your Gate…", figure="export_s"):
@@ -40,16 +40,21 @@ def check(ctx):
         except Exception as exc:
             text = str(exc)
             if "data-dependent" in text or "DataDependent" in type(exc).__name__ or "data dependent" in text:
-                ctx.fail("torch.export cannot capture a Python `if` on a tensor's value (\"Could not guard on "
-                         "data-dependent expression\"): the branch must be inside the graph. Use "
-                         "torch.cond(pred, true_fn, false_fn, (x,)).", text.strip().splitlines()[:6])
-            ctx.fail(f"torch.export.export(Gate(), (x,)) failed: {_first_line(exc)}", text.strip().splitlines()[1:8])
+                ctx.fail(ctx.t("torch.export cannot capture a Python `if` on a tensor's value (\"Could not guard on "
+                               "data-dependent expression\"): the branch must be inside the graph. Use "
+                               "torch.cond(pred, true_fn, false_fn, (x,))."), text.strip().splitlines()[:6])
+            if "Expect operands to be a tuple" in text:
+                ctx.fail(ctx.t("torch.export.export(Gate(), (x,)) failed: {error}. torch.cond takes its operands "
+                               "as a tuple, even a single one: (x,), not x", error=_first_line(exc)),
+                         text.strip().splitlines()[1:8])
+            ctx.fail(ctx.t("torch.export.export(Gate(), (x,)) failed: {error}", error=_first_line(exc)),
+                     text.strip().splitlines()[1:8])
 
     has_cond = any(node.op == "call_function" and node.target is torch.ops.higher_order.cond
                    for node in ep.graph.nodes)
-    ctx.expect(has_cond, "the exported graph contains no torch.cond: the branch was decided while exporting "
-                         "(or both sides are always computed). Write the branch as torch.cond(pred, true_fn, "
-                         "false_fn, (x,)) so the graph itself chooses.")
+    ctx.expect(has_cond, ctx.t("the exported graph contains no torch.cond: the branch was decided while exporting "
+                               "(or both sides are always computed). Write the branch as torch.cond(pred, true_fn, "
+                               "false_fn, (x,)) so the graph itself chooses."))
     program = ep.module()
 
     # Strong (deep path) and weak (cheap path) inputs alternate; batch sizes vary, including 1.
@@ -61,7 +66,17 @@ def check(ctx):
             x = _with_mean_abs(ctx, batch, target)
             expected = _original(model, x)
             path = "deep" if kind == "strong" else "cheap"
+            eager = model(x)
+            wrong = model.cheap(x) if kind == "strong" else model.deep(x)
+            if not torch.allclose(eager, expected, rtol=1e-4, atol=1e-5) and torch.allclose(eager, wrong):
+                if kind == "strong":
+                    ctx.fail(ctx.t("a strong input (mean |x| = {target}) took the cheap path; it should take the "
+                                   "deep path: check which function is torch.cond's true_fn and that the predicate is "
+                                   "mean |x| > 1.0", target=target))
+                ctx.fail(ctx.t("a weak input (mean |x| = {target}) took the deep path; it should take the cheap "
+                               "path: check which function is torch.cond's true_fn and that the predicate is "
+                               "mean |x| > 1.0", target=target))
             ctx.expect_close(f"eager output for a {kind} input (mean |x| = {target}, should take the {path} path)",
-                             model(x), expected)
+                             eager, expected)
             ctx.expect_close(f"exported program's output for a {kind} input (mean |x| = {target}, should take "
                              f"the {path} path)", program(x), expected)

@@ -50,11 +50,19 @@ def check(ctx):
         except NotImplementedError:
             raise
         except Exception as exc:
-            ctx.fail(f"torch.export failed inside export_pooler: {_first_line(exc)}",
-                     str(exc).strip().splitlines()[1:12])
+            text, details = str(exc), str(exc).strip().splitlines()[1:12]
+            if "must always be equal" in text:
+                ctx.fail(ctx.t("torch.export failed inside export_pooler: {error}. tokens and mask always have the "
+                               "same batch (the model multiplies them): give both inputs' dimension 0 one and the "
+                               "same Dim", error=_first_line(exc)), details)
+            if "specialized it to be a constant" in text:
+                ctx.fail(ctx.t("torch.export failed inside export_pooler: {error}. An input left out of "
+                               "dynamic_shapes keeps the example's batch, and the model ties the other input's "
+                               "batch to it: mark dimension 0 of both inputs", error=_first_line(exc)), details)
+            ctx.fail(ctx.t("torch.export failed inside export_pooler: {error}", error=_first_line(exc)), details)
     ctx.expect(isinstance(ep, ExportedProgram),
-               f"export_pooler must return the ExportedProgram from torch.export.export, it returned "
-               f"{type(ep).__name__}")
+               ctx.t("export_pooler must return the ExportedProgram from torch.export.export, it returned {type}",
+                     type=type(ep).__name__))
     program = ep.module()
 
     batches = [1, 2, ctx.choice([17, 31, 64]), ctx.choice([77, 99]), MAX_BATCH]
@@ -65,9 +73,9 @@ def check(ctx):
             try:
                 out = program(tokens, mask)
             except Exception as exc:
-                ctx.fail(f"the exported program rejected batch {batch} (it was exported with batch {example_batch}): "
-                         f"{_first_line(exc)}. Batches 1 to {MAX_BATCH} must all run: mark dimension 0 of both "
-                         "inputs dynamic.")
+                ctx.fail(ctx.t("the exported program rejected batch {batch} (it was exported with batch {example}): "
+                               "{error}. Batches 1 to {max} must all run: mark dimension 0 of both inputs dynamic.",
+                               batch=batch, example=example_batch, error=_first_line(exc), max=MAX_BATCH))
             ctx.expect_close(f"output for batch {batch}", out, model(tokens, mask))
 
         ctx.phase(f"checking that batch {MAX_BATCH + 1} is rejected")
@@ -79,9 +87,9 @@ def check(ctx):
             except Exception:
                 accepted = False
             ctx.expect(not accepted,
-                       f"the exported program accepted batch {batch}: it must reject batches above {MAX_BATCH}. "
-                       f"Give the batch Dim max={MAX_BATCH} (Dim.AUTO and Dim.DYNAMIC without a max mean "
-                       "\"any size\").")
+                       ctx.t("the exported program accepted batch {batch}: it must reject batches above {max}. "
+                             "Give the batch Dim max={max} (Dim.AUTO and Dim.DYNAMIC without a max mean "
+                             "\"any size\").", batch=batch, max=MAX_BATCH))
 
     bounds = _batch_range(ep)
     if bounds is not None and bounds[1] is not None:

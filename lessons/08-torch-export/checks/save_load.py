@@ -39,7 +39,7 @@ def check(ctx):
 
     with ctx.build("exporting and saving your program…", figure="save_s"):
         mine.save_program(model, example, labels, str(path))
-    ctx.expect(path.is_file(), f"save_program wrote no file at the path it was given ({path.name})")
+    ctx.expect(path.is_file(), ctx.t("save_program wrote no file at the path it was given ({file})", file=path.name))
     ctx.figure("file_kb", round(path.stat().st_size / 1024, 1))
 
     ctx.phase("reading the archive with torch.export.load")
@@ -47,16 +47,18 @@ def check(ctx):
     try:
         torch.export.load(str(path), extra_files=extra)
     except Exception as exc:
-        ctx.fail("torch.export.load cannot read the file save_program wrote: save it with torch.export.save "
-                 f"(torch.save pickles the Python object instead of writing a .pt2 archive). {_first_line(exc)}")
+        ctx.fail(ctx.t("torch.export.load cannot read the file save_program wrote: save it with torch.export.save "
+                       "(torch.save pickles the Python object instead of writing a .pt2 archive). {error}",
+                       error=_first_line(exc)))
     stored = extra["labels.json"]
-    ctx.expect(bool(stored), "the archive has no labels.json: pass extra_files={\"labels.json\": ...} "
-                             "to torch.export.save")
+    ctx.expect(bool(stored), ctx.t("the archive has no labels.json: pass extra_files={{\"labels.json\": ...}} "
+                                   "to torch.export.save"))
     try:
         stored_labels = json.loads(stored)
     except ValueError:
         stored_labels = None
-        ctx.fail(f"labels.json in the archive is not JSON: it starts with {stored[:40]!r}. Store json.dumps(labels).")
+        ctx.fail(ctx.t("labels.json in the archive is not JSON: it starts with {start!r}. Store json.dumps(labels).",
+                       start=stored[:40]))
     ctx.expect_equal("labels stored in labels.json", stored_labels, labels)
 
     # Expected outputs come from the model as it was saved. Then the live model's weights are
@@ -71,7 +73,8 @@ def check(ctx):
     with ctx.build("loading your program…", figure="load_s"):
         loaded = mine.load_program(str(path))
     ctx.expect(isinstance(loaded, tuple) and len(loaded) == 2,
-               f"load_program must return a pair (module, labels), it returned {type(loaded).__name__}")
+               ctx.t("load_program must return a pair (module, labels), it returned {type}",
+                     type=type(loaded).__name__))
     module, loaded_labels = loaded
     ctx.expect_equal("labels returned by load_program", loaded_labels, labels)
 
@@ -81,10 +84,11 @@ def check(ctx):
                 out = module(inputs[i])
             except Exception as exc:
                 if "ExportedProgram directly" in str(exc):
-                    ctx.fail("load_program returned the ExportedProgram itself, which cannot be called: "
-                             "return ep.module()")
-                ctx.fail(f"the loaded program rejected batch {batches[i]} (it was exported with batch "
-                         f"{example_batch}): {_first_line(exc)}. Export with the batch dimension dynamic, from 1 to 1024.")
+                    ctx.fail(ctx.t("load_program returned the ExportedProgram itself, which cannot be called: "
+                                   "return ep.module()"))
+                ctx.fail(ctx.t("the loaded program rejected batch {batch} (it was exported with batch {example}): "
+                               "{error}. Export with the batch dimension dynamic, from 1 to 1024.",
+                               batch=batches[i], example=example_batch, error=_first_line(exc)))
             ctx.expect_close(f"output of the loaded program for batch {batches[i]}", out, expected[i])
 
         ctx.phase("checking that batch 1025 is rejected")
@@ -93,6 +97,6 @@ def check(ctx):
             accepted = True
         except Exception:
             accepted = False
-        ctx.expect(not accepted, "the loaded program accepted batch 1025: the task's range is 1 to 1024. "
-                                 "Give the batch Dim max=1024 (Dim.AUTO and Dim.DYNAMIC without a max "
-                                 "mean \"any size\")")
+        ctx.expect(not accepted, ctx.t("the loaded program accepted batch 1025: the task's range is 1 to 1024. "
+                                       "Give the batch Dim max=1024 (Dim.AUTO and Dim.DYNAMIC without a max "
+                                       "mean \"any size\")"))
