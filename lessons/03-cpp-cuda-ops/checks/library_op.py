@@ -40,6 +40,10 @@ def _registered_keys() -> str:
     return ", ".join(keys) or "-"
 
 
+def _dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
 def _expected(x: torch.Tensor) -> torch.Tensor:
     """sqrt(mean(x^2)) of every row, computed in float64 and returned in x's dtype."""
     return x.double().pow(2).mean(dim=1).sqrt().to(x.dtype)
@@ -188,8 +192,8 @@ def check(ctx):
         ctx.expect(fake.dtype == real.dtype and fake.device.type == real.device.type,
                    ctx.t("your fake implementation returns {fake_dtype} on {fake_device} for a {dtype} input, the "
                          "real op returns {real_dtype} on {real_device}: take the dtype and device from x",
-                         fake_dtype=fake.dtype, fake_device=fake.device.type, dtype=dtype,
-                         real_dtype=real.dtype, real_device=real.device.type))
+                         fake_dtype=_dtype_name(fake.dtype), fake_device=fake.device.type, dtype=_dtype_name(dtype),
+                         real_dtype=_dtype_name(real.dtype), real_device=real.device.type))
 
     # 6. opcheck: schema vs behaviour, fake vs real (strides too), AOTAutograd tracing.
     ctx.phase("torch.library.opcheck")
