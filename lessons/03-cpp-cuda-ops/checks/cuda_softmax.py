@@ -92,21 +92,21 @@ def _run(ctx, fn, x, what):
 def _expect_rows_sum_to_one(ctx, out, what):
     """Every row of a softmax sums to 1 (float32 rounding over 4097 columns stays below 1e-4). A
     block that divides by a partial sum (a reduction that stops inside each warp, or loops that
-    leave columns out) gives rows that do not. A wrong output type or shape is left to the
-    expect_close that follows."""
-    if not (isinstance(out, torch.Tensor) and out.dim() == 2 and out.is_floating_point()):
-        return
-    if out.shape[0] == 0:
-        return
-    sums = out.double().sum(dim=1)
-    off = ~((sums - 1).abs() <= 1e-3)  # NaN counts as off
-    lo, hi = float(sums.min()), float(sums.max())
-    ctx.expect(not bool(off.any()),
+    leave columns out) gives rows that do not. A wrong output type or shape passes here and is
+    reported by the expect_close that follows (the observation is made either way, so the two
+    runs' observations pair)."""
+    ok, count, rows, lo, hi = True, 0, 0, 1.0, 1.0
+    if isinstance(out, torch.Tensor) and out.dim() == 2 and out.is_floating_point() and out.shape[0] > 0:
+        sums = out.detach().double().cpu().sum(dim=1)
+        off = ~((sums - 1).abs() <= 1e-3)  # NaN counts as off
+        ok, count, rows = not bool(off.any()), int(off.sum()), out.shape[0]
+        lo, hi = float(sums.min()), float(sums.max())
+    ctx.expect(ok,
                ctx.t("the rows of softmax(x) for {what} do not sum to 1 ({count} of {rows} rows; their sums range "
                      "from {lo:.4g} to {hi:.4g}): each row must be divided by the sum over all of its columns: every "
                      "loop strides over all cols, and the reduction combines every warp of the block, not one "
                      "warp only",
-                     what=what, count=int(off.sum()), rows=out.shape[0], lo=lo, hi=hi))
+                     what=what, count=count, rows=rows, lo=lo, hi=hi))
 
 
 def check(ctx):
