@@ -43,7 +43,7 @@ def test_checkpoint_whole_stack_saves_too_little(mutant):
         "    h = x\n    for block in stack:",
         "    return checkpoint(stack, x, use_reentrant=False)\n    h = x\n    for block in stack:",
     )
-    assert_fails(v, "peak memory", "(no lower)", "whole stack")
+    assert_fails(v, "peak memory", "(no lower)", "One checkpoint around the whole stack")
 
 
 def test_checkpoint_without_checkpointing_saves_nothing(mutant):
