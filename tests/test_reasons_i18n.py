@@ -120,7 +120,7 @@ def test_dev_check_names_bare_untranslated_unused_and_unreachable_reasons(chapte
     )
     problems = reason_problems(load_course())
     joined = "\n".join(problems)
-    assert "checks/double.py:7: the reason f'tripled {x}' is not written through ctx.t" in joined
+    assert "checks/double.py:7: the text f'tripled {x}' is not written through ctx.t" in joined
     assert "checks/double.py:8: reason not translated to zh: 'a new reason'" in joined
     assert "[reasons] 'your function tripled {name} instead of doubling it' is used by no checker" in joined
     assert "steps.double.mistakes[0].when '乘了三' is in no zh reason" in joined
@@ -129,6 +129,17 @@ def test_dev_check_names_bare_untranslated_unused_and_unreachable_reasons(chapte
 def test_bare_reason_rule_accepts_names_and_ctx_t_and_flags_literals():
     source = 'ctx.expect(ok, why)\nctx.expect(ok, ctx.t("fine"))\nctx.fail("plain")\nctx.expect(ok, f"x{y}")\n'
     assert [r.line for r in bare_reasons(source, Path("c.py"))] == [3, 4]
+
+
+def test_progress_texts_are_translatable_too():
+    source = (
+        'ctx.phase("compiling")\n'
+        'with ctx.build(f"building {name}"):\n    pass\n'
+        "for i in ctx.trials(3):\n    pass\n"
+        'for i in ctx.trials(3, "calling it"):\n    pass\n'
+        'ctx.phase(ctx.t("fine"))\n'
+    )
+    assert [r.line for r in bare_reasons(source, Path("c.py"))] == [1, 2, 6]
 
 
 def test_mistake_words_must_lie_in_the_fixed_text_of_a_reason():

@@ -14,8 +14,9 @@ import string
 from dataclasses import dataclass
 from pathlib import Path
 
-# The Context methods whose argument is a reason the learner reads: (method, argument index).
-_REASON_ARGS = {"expect": 1, "fail": 0}
+# The Context methods whose argument is text the learner reads: a failure reason, or the
+# progress shown while the check runs ("compiling your block…"). Method -> argument index.
+_REASON_ARGS = {"expect": 1, "fail": 0, "phase": 0, "build": 0, "load_learner": 0, "trials": 1}
 
 
 @dataclass(frozen=True)
@@ -38,12 +39,13 @@ def translatable(source: str, file: Path) -> list[Reason]:
             and isinstance(node.args[0].value, str)
         ):
             out.append(Reason(file, node.lineno, node.args[0].value))
-    return out
+    return sorted(out, key=lambda r: r.line)
 
 
 def bare_reasons(source: str, file: Path) -> list[Reason]:
-    """Reasons passed to `ctx.expect`/`ctx.fail` as a string or f-string, not through `ctx.t`:
-    they would stay English in every language."""
+    """Reasons and progress texts passed to `ctx.expect`/`fail`/`phase`/`build`/`trials`/
+    `load_learner` as a string or f-string, not through `ctx.t`: they would stay English in
+    every language."""
     out = []
     for node in ast.walk(ast.parse(source, str(file))):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
@@ -54,7 +56,7 @@ def bare_reasons(source: str, file: Path) -> list[Reason]:
         arg = node.args[index]
         if isinstance(arg, ast.Constant) and isinstance(arg.value, str) or isinstance(arg, ast.JoinedStr):
             out.append(Reason(file, arg.lineno, ast.unparse(arg)[:80]))
-    return out
+    return sorted(out, key=lambda r: r.line)
 
 
 def reason_problems(checker_files: list[Path], catalogues: dict[str, dict[str, str]], relative: Path) -> list[str]:
@@ -67,7 +69,7 @@ def reason_problems(checker_files: list[Path], catalogues: dict[str, dict[str, s
         where = path.relative_to(relative)
         for r in bare_reasons(source, path):
             problems.append(
-                f"{where}:{r.line}: the reason {r.text} is not written through ctx.t(...), so it cannot be translated"
+                f"{where}:{r.line}: the text {r.text} is not written through ctx.t(...), so it cannot be translated"
             )
         for r in translatable(source, path):
             used.add(r.text)
