@@ -69,7 +69,7 @@ class _FakeGPU:
 
 
 def _check_time_per_call(ctx, mine) -> None:
-    ctx.phase("checking time_per_call")
+    ctx.phase(ctx.t("checking time_per_call"))
     spans: list[tuple[float, float]] = []  # (start, end) of every call, read inside the call
     first_s, steady_s = 0.5, 0.003
 
@@ -122,7 +122,7 @@ def _check_time_per_call(ctx, mine) -> None:
     ctx.expect(t >= 0.95 * busy, too_short)
 
     # The GPU's queue, simulated on CPU: each call queues 10 ms of work and returns at once.
-    ctx.phase("checking time_per_call on a simulated GPU queue")
+    ctx.phase(ctx.t("checking time_per_call on a simulated GPU queue"))
     work_s = 0.010
     with _FakeGPU(work_s) as gpu:
         t = mine.time_per_call(gpu.launch, warmup=warmup, iters=iters)
@@ -180,7 +180,8 @@ def check(ctx):
         torch._dynamo.reset()
         counters.clear()
         backend = "Triton" if ctx.device.type == "cuda" else "C++"
-        with ctx.build(f"compiling your block with Inductor ({backend} kernels)…", figure="compile_s"):
+        compiling = ctx.t("compiling your block with Inductor ({backend} kernels)…", backend=backend)
+        with ctx.build(compiling, figure="compile_s"):
             compiled = mine.compile_block(block)
             ctx.expect(callable(compiled), ctx.t("compile_block must return the compiled block (a callable), "
                                                  "it returned {kind}", kind=type(compiled).__name__))
@@ -194,14 +195,14 @@ def check(ctx):
                          "(backend=\"inductor\"); \"eager\" and \"aot_eager\" are for debugging and make nothing "
                          "faster"))
         ctx.expect_close("output of the compiled block", out, expected, **tol)
-        for _ in ctx.trials(2, "checking fresh inputs"):
+        for _ in ctx.trials(2, ctx.t("checking fresh inputs")):
             x2 = ctx.randn(batch, seq, dim)
             ctx.expect_close("output of the compiled block", compiled(x2), block(x2), **tol)
         ctx.expect(counters["stats"]["unique_graphs"] == graphs,
                    ctx.t("calling the compiled block again with the same shapes compiled it again: "
                          "something in compile_block changes between calls"))
 
-        ctx.phase("checking that a graph break is an error")
+        ctx.phase(ctx.t("checking that a graph break is an error"))
         chatty = _Chatty(dim).to(ctx.device).eval()
         try:
             mine.compile_block(chatty)(x)
@@ -213,7 +214,7 @@ def check(ctx):
                          "compiled without an error, split into two graphs. Pass fullgraph=True so that a graph "
                          "break raises instead of quietly costing speed."))
 
-        with ctx.build("compiling the reference…", figure="reference_compile_s"):
+        with ctx.build(ctx.t("compiling the reference…"), figure="reference_compile_s"):
             reference = ctx.reference.compile_block(block)
             reference(x)
             _sync(ctx.device)

@@ -94,7 +94,7 @@ def check(ctx):
     eager_calls: list[int] = []  # calls that ran no compiled graph at all
     compiled = mine.compile_model(model, backend=counter)
     with torch.no_grad():
-        for i in ctx.trials(len(shapes), "calling the compiled model"):
+        for i in ctx.trials(len(shapes), ctx.t("calling the compiled model")):
             call = i + 1
             batch, seq = shapes[i]
             x = ctx.randn(batch, seq, dim)

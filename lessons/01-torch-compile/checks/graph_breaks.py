@@ -48,7 +48,7 @@ def check(ctx):
                ctx.t("Router must keep its layers fc1 and fc2 (nn.Linear): change how forward is written, not the model"))
 
     x = ctx.randn(5, dim)
-    ctx.phase("looking for graph breaks with torch._dynamo.explain")
+    ctx.phase(ctx.t("looking for graph breaks with torch._dynamo.explain"))
     torch._dynamo.reset()
     explanation = torch._dynamo.explain(model)(x)
     if explanation.graph_break_count:
@@ -57,7 +57,7 @@ def check(ctx):
                        n=explanation.graph_break_count, graphs=explanation.graph_count, where="; ".join(details[:3])),
                  details)
 
-    ctx.phase("compiling with fullgraph=True (backend=\"eager\": capture only)")
+    ctx.phase(ctx.t('compiling with fullgraph=True (backend="eager": capture only)'))
     torch._dynamo.reset()
     compiled = torch.compile(model, fullgraph=True, backend="eager")
     try:

@@ -49,7 +49,7 @@ def _eager(model: nn.Module, p: dict[str, torch.Tensor], depth: int, x: torch.Te
 def _warm_up(ctx, dim: int) -> None:
     """Compile one block of the reference once (then forget it), so that the one-time costs of
     a first compile in this process (lazy imports, caches) land on neither compile-time figure."""
-    ctx.phase("warming up the compiler")
+    ctx.phase(ctx.t("warming up the compiler"))
     clear()
     block = ctx.reference.Block(dim, 0).to(ctx.device)
     torch.compile(block, backend=CountingBackend(INNER))(ctx.randn(2, 3, dim, requires_grad=True)).sum().backward()
@@ -69,7 +69,7 @@ def _whole_model_compile_s(ctx, inputs: int, dim: int, depth: int, outputs: int,
     torch.manual_seed(ctx.seed)
     whole = ctx.reference.Model(inputs, dim, depth, outputs).to(ctx.device)
     clear()
-    with ctx.build("compiling the whole model instead, for comparison…", figure="whole_model_compile_s"):
+    with ctx.build(ctx.t("compiling the whole model instead, for comparison…"), figure="whole_model_compile_s"):
         start = time.perf_counter()
         (torch.compile(whole, backend=CountingBackend(INNER))(x) * w).sum().backward()
         return time.perf_counter() - start
@@ -100,7 +100,8 @@ def check(ctx):
     clear()
     counter = CountingBackend(INNER)
     results, runs = [], []
-    with ctx.build(f"compiling your blocks (first training step, backend {INNER})…", figure="compile_s"):
+    compiling = ctx.t("compiling your blocks (first training step, backend {inner})…", inner=INNER)
+    with ctx.build(compiling, figure="compile_s"):
         start = time.perf_counter()
         compiled = mine.compile_regions(model, backend=counter)
         ctx.expect(callable(compiled), ctx.t("compile_regions must return the model (callable), it returned {kind}",
@@ -109,7 +110,7 @@ def check(ctx):
         results.append(_step(ctx, compiled, *steps[0], params))
         runs.append(counter.runs - before)
         regional = time.perf_counter() - start
-    for i in ctx.trials(STEPS - 1, "more training steps"):
+    for i in ctx.trials(STEPS - 1, ctx.t("more training steps")):
         before = counter.runs
         results.append(_step(ctx, compiled, *steps[i + 1], params))
         runs.append(counter.runs - before)
