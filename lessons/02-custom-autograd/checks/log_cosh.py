@@ -98,7 +98,7 @@ def check(ctx):
     ctx.gradcheck("log_cosh", mine.log_cosh, [ctx.randn(4, 3, dtype=torch.float64, requires_grad=True)])
 
     # -- torch.func: grad, vmap, then per-sample gradients ---------------------------------------
-    ctx.phase("checking under torch.func.grad and vmap")
+    ctx.phase(ctx.t("checking under torch.func.grad and vmap"))
     x = ctx.randn(11, scale=3.0)
     gx = _call(ctx, grad(lambda t: mine.log_cosh(t).sum()), x)
     ctx.expect_close(ctx.t("torch.func.grad of log_cosh(x).sum()"), gx, torch.tanh(x.double()).float())

@@ -75,7 +75,7 @@ def check(ctx):
         ctx.expect_close(grad, x1.grad, x2.grad.to(dtype), atol=atol)
 
     # Second derivatives: differentiate the gradient once more (a Hessian-vector product).
-    ctx.phase("checking second derivatives")
+    ctx.phase(ctx.t("checking second derivatives"))
     x = ctx.randn(3, 6, dtype=torch.float64)
     g, v = ctx.randn(3, dtype=torch.float64), ctx.randn(3, 6, dtype=torch.float64)
     x1, x2 = x.clone().requires_grad_(), x.clone().requires_grad_()

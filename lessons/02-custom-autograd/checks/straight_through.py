@@ -150,7 +150,7 @@ def check(ctx):
     # weights beyond the range stop just past its end. With an unclipped STE the same loss is
     # reached but those weights keep being pushed outwards (50-90 steps from 0 after 50 SGD
     # steps here, against about 8.7-8.9 for the clipped one: the end, 8, plus one overshoot).
-    ctx.phase("training weights through the quantizer")
+    ctx.phase(ctx.t("training weights through the quantizer"))
     scale, qmin, qmax = 0.25, -8, 7
     w_ideal = ctx.randn(8, 4, scale=2.0)  # some entries beyond [-2, 1.75]
     inputs = ctx.randn(64, 8)
