@@ -106,7 +106,7 @@ def check(ctx):
                      "{real_dtype} on {real_device}", fake_dtype=fake.dtype, fake_device=fake.device.type,
                      real_dtype=real.dtype, real_device=real.device.type))
 
-    ctx.phase("torch.library.opcheck")
+    ctx.phase(ctx.t("torch.library.opcheck"))
     try:
         torch.library.opcheck(op, (ctx.randn(rows + 1, cols),))
     except Exception as exc:  # noqa: BLE001

@@ -196,7 +196,7 @@ def check(ctx):
                          real_dtype=_dtype_name(real.dtype), real_device=real.device.type))
 
     # 6. opcheck: schema vs behaviour, fake vs real (strides too), AOTAutograd tracing.
-    ctx.phase("torch.library.opcheck")
+    ctx.phase(ctx.t("torch.library.opcheck"))
     for dtype in (torch.float32, torch.float64):
         sample = ctx.randn(ctx.choice([4, 9]), ctx.choice([3, 20]), dtype=dtype)
         try:
