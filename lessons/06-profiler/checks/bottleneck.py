@@ -99,10 +99,11 @@ def check(ctx):
         model, x, desc = _make(ctx, kind)
         model.eval()
         iters = ctx.choice([5, 7, 12])  # never the default 10: the argument must be used
-        ctx.phase(f"trial {trial + 1}/3: profiling {desc} (checker)")
+        ctx.phase(ctx.t("trial {trial}/3: profiling {desc} (checker)", trial=trial + 1, desc=desc))
         self_a, total_a = _own_profile(model, x)
 
-        ctx.phase(f"trial {trial + 1}/3: your find_bottleneck on {desc}, iters={iters}")
+        ctx.phase(ctx.t("trial {trial}/3: your find_bottleneck on {desc}, iters={iters}",
+                        trial=trial + 1, desc=desc, iters=iters))
         calls = []
         hook = model.register_forward_pre_hook(
             lambda *_, calls=calls: calls.append((torch._C._autograd._profiler_enabled(), torch.is_grad_enabled())))
@@ -110,7 +111,7 @@ def check(ctx):
             result, profs = watch_profilers(lambda m=model, x=x, n=iters: mine.find_bottleneck(m, x, iters=n))
         finally:
             hook.remove()
-        ctx.phase(f"trial {trial + 1}/3: profiling {desc} again (checker)")
+        ctx.phase(ctx.t("trial {trial}/3: profiling {desc} again (checker)", trial=trial + 1, desc=desc))
         self_b, total_b = _own_profile(model, x)
 
         ctx.expect(isinstance(result, (tuple, list)) and len(result) == 2,

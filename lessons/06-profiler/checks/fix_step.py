@@ -90,7 +90,7 @@ def check(ctx):
                          atol=1e-4, rtol=1e-4)
 
     # 2. Re-measure: the hot op's share, and the step's time.
-    ctx.phase("profiling both training steps")
+    ctx.phase(ctx.t("profiling both training steps"))
     d, batch = 128, 64
     cov = _problem(ctx, d)
     fast, slow = _pair(ctx, mine, cov, 128, 10)

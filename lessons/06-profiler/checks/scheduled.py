@@ -76,7 +76,8 @@ def check(ctx):
             _work(calls[0])
             calls[0] += 1
 
-        ctx.phase(f"trial {trial + 1}/{len(cases)}: your profile_steps, {desc}")
+        ctx.phase(ctx.t("trial {trial}/{total}: your profile_steps, {desc}",
+                        trial=trial + 1, total=len(cases), desc=desc))
         mine.profile_steps(step_fn, num_steps, trace_dir=str(folder), **kw)
         ctx.expect(calls[0] == num_steps,
                    ctx.t("{desc}: step_fn was called {calls} times, expected num_steps={n}",

@@ -43,7 +43,7 @@ def check(ctx):
         y = ctx.randint(0, classes, (batch,))
         path = ctx.tmpdir / f"step_{trial}.json"
 
-        ctx.phase(f"trial {trial + 1}/2: your train_step_with_trace")
+        ctx.phase(ctx.t("trial {trial}/2: your train_step_with_trace", trial=trial + 1))
         try:
             loss = mine.train_step_with_trace(model, opt, x, y, str(path))
         except AttributeError as exc:
