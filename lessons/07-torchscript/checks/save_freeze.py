@@ -27,7 +27,7 @@ def _trained_model(ctx):
 
 
 def _save(ctx, mine, model, state, path, purpose):
-    ctx.phase(f"saving with your save_for(..., {purpose!r})")
+    ctx.phase(ctx.t("saving with your save_for(..., {purpose!r})", purpose=purpose))
     mine.save_for(model, str(path), purpose)
     ctx.expect(model.training, ctx.t("save_for(..., {purpose!r}) switched the caller's model to eval mode (.eval() "
                                      "changes the module in place): switch the scripted copy instead",
@@ -109,7 +109,7 @@ def check(ctx):
                          atol=1e-4, rtol=1e-4)
 
     # 3. Loaded for serving: optimized for this CPU.
-    ctx.phase("loading with your load_for_serving")
+    ctx.phase(ctx.t("loading with your load_for_serving"))
     fast = mine.load_for_serving(str(serve_path))
     ctx.expect(isinstance(fast, torch.jit.ScriptModule),
                ctx.t("load_for_serving returned a {type}, expected a ScriptModule", type=type(fast).__name__))

@@ -12,7 +12,7 @@ def check(ctx):
     torch.manual_seed(ctx.seed)
     model = mine.TwoHeads()
 
-    ctx.phase("scripting your model")
+    ctx.phase(ctx.t("scripting your model"))
     try:
         scripted = mine.script_model(model)
     except NotImplementedError:

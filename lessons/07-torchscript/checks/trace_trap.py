@@ -24,7 +24,7 @@ def check(ctx):
     example_positive = bool(ctx.choice([True, False]))
     example = _branch_input(ctx, 8, example_positive)
     other = _branch_input(ctx, 8, not example_positive)
-    ctx.phase("tracing with your trace_gate")
+    ctx.phase(ctx.t("tracing with your trace_gate"))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         traced = mine.trace_gate(model, example)
@@ -55,7 +55,7 @@ def check(ctx):
                      rtol=1e-5, atol=1e-6)
 
     # 2. The fix: right on both branches, for inputs of several batch sizes.
-    ctx.phase("checking your fix_gate")
+    ctx.phase(ctx.t("checking your fix_gate"))
     fixed = mine.fix_gate(model)
     ctx.expect(isinstance(fixed, torch.jit.ScriptModule),
                ctx.t("fix_gate returned a {type}, expected a TorchScript module (torch.jit.ScriptModule), for "
