@@ -44,7 +44,7 @@ def check(ctx):
     example_batch = ctx.choice([3, 5, 7, 13])
     tokens, mask = _inputs(ctx, example_batch)
 
-    with ctx.build("exporting your model…", figure="export_s"):
+    with ctx.build(ctx.t("exporting your model…"), figure="export_s"):
         try:
             ep = mine.export_pooler(model, tokens, mask)
         except NotImplementedError:
@@ -67,7 +67,7 @@ def check(ctx):
 
     batches = [1, 2, ctx.choice([17, 31, 64]), ctx.choice([77, 99]), MAX_BATCH]
     with torch.no_grad():
-        for i in ctx.trials(len(batches), "running the exported program, batch"):
+        for i in ctx.trials(len(batches), ctx.t("running the exported program, batch")):
             batch = batches[i]
             tokens, mask = _inputs(ctx, batch)
             try:
@@ -78,7 +78,7 @@ def check(ctx):
                                batch=batch, example=example_batch, error=_first_line(exc), max=MAX_BATCH))
             ctx.expect_close(f"output for batch {batch}", out, model(tokens, mask))
 
-        ctx.phase(f"checking that batch {MAX_BATCH + 1} is rejected")
+        ctx.phase(ctx.t("checking that batch {batch} is rejected", batch=MAX_BATCH + 1))
         for batch in (MAX_BATCH + 1, 2 * MAX_BATCH):
             tokens, mask = _inputs(ctx, batch)
             try:

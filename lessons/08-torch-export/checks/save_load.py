@@ -37,12 +37,12 @@ def check(ctx):
     example = ctx.randn(example_batch, FEATURES)
     path = ctx.tmpdir / "classifier.pt2"
 
-    with ctx.build("exporting and saving your program…", figure="save_s"):
+    with ctx.build(ctx.t("exporting and saving your program…"), figure="save_s"):
         mine.save_program(model, example, labels, str(path))
     ctx.expect(path.is_file(), ctx.t("save_program wrote no file at the path it was given ({file})", file=path.name))
     ctx.figure("file_kb", round(path.stat().st_size / 1024, 1))
 
-    ctx.phase("reading the archive with torch.export.load")
+    ctx.phase(ctx.t("reading the archive with torch.export.load"))
     extra = {"labels.json": ""}
     try:
         torch.export.load(str(path), extra_files=extra)
@@ -70,7 +70,7 @@ def check(ctx):
         for p in model.parameters():
             p.add_(torch.randn(p.shape, generator=ctx.generator).to(p.device))
 
-    with ctx.build("loading your program…", figure="load_s"):
+    with ctx.build(ctx.t("loading your program…"), figure="load_s"):
         loaded = mine.load_program(str(path))
     ctx.expect(isinstance(loaded, tuple) and len(loaded) == 2,
                ctx.t("load_program must return a pair (module, labels), it returned {type}",
@@ -79,7 +79,7 @@ def check(ctx):
     ctx.expect_equal("labels returned by load_program", loaded_labels, labels)
 
     with torch.no_grad():
-        for i in ctx.trials(len(batches), "running the loaded program, batch"):
+        for i in ctx.trials(len(batches), ctx.t("running the loaded program, batch")):
             try:
                 out = module(inputs[i])
             except Exception as exc:
@@ -91,7 +91,7 @@ def check(ctx):
                                batch=batches[i], example=example_batch, error=_first_line(exc)))
             ctx.expect_close(f"output of the loaded program for batch {batches[i]}", out, expected[i])
 
-        ctx.phase("checking that batch 1025 is rejected")
+        ctx.phase(ctx.t("checking that batch 1025 is rejected"))
         try:
             module(ctx.randn(1025, FEATURES))
             accepted = True
