@@ -138,7 +138,7 @@ def check(ctx):
         other = _indices(ctx, Sampler(given, num_samples, seed=seed + 1), "the sampler", desc)
         ctx.expect(other != first, ctx.t("seeds {a} and {b} gave the same order: use the seed", a=seed, b=seed + 1))
 
-    ctx.phase("running the sampler in a DataLoader")
+    ctx.phase(ctx.t("running the sampler in a DataLoader"))
     labels, _ = _make_labels(ctx, 1)
     num_samples, batch = 1000, 64
     loader = DataLoader(TensorDataset(torch.arange(len(labels))), batch_size=batch,

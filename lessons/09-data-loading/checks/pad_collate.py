@@ -123,7 +123,7 @@ def check(ctx):
                          i=trial + 1, size=size, features=features, dtype=dname, lengths=lengths)
         _compare(ctx, mine, batch, pad, what)
 
-    ctx.phase("running pad_collate in a DataLoader")
+    ctx.phase(ctx.t("running pad_collate in a DataLoader"))
     data = [_sample(ctx, int(ctx.randint(1, 20, (1,))), None, torch.long) for _ in range(11)]
     loader = DataLoader(data, batch_size=4, shuffle=False, collate_fn=mine.pad_collate)
     for b, got in enumerate(loader):
@@ -132,7 +132,7 @@ def check(ctx):
         ctx.expect_equal(f"DataLoader batch {b + 1} of 3 (batch_size=4 over 11 samples): padded", got[0], exp[0])
         ctx.expect_equal(f"DataLoader batch {b + 1} of 3: lengths", got[1], exp[1])
 
-    ctx.phase("packing with pack_padded_sequence")
+    ctx.phase(ctx.t("packing with pack_padded_sequence"))
     batch = [_sample(ctx, int(ctx.randint(1, 15, (1,))), 4, torch.float32) for _ in range(5)]
     padded, lengths, _ = mine.pad_collate(batch)
     packed = pack_padded_sequence(padded, lengths, batch_first=True, enforce_sorted=False)

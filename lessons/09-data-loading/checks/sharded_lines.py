@@ -121,14 +121,15 @@ def _judge_epoch(ctx, tagged, expected, n_files, workers, where):
 
 def check(ctx):
     mine = ctx.learner
-    ctx.phase("checking shard() on its own")
+    ctx.phase(ctx.t("checking shard() on its own"))
     _check_shard(ctx, mine.shard)
 
     for trial in ctx.trials(2, label="DataLoader trial"):
         n_files = ctx.choice([5, 7, 11]) if trial == 0 else ctx.choice([7, 13])
         paths, expected = _write_files(ctx, ctx.tmpdir / f"trial{trial}", n_files)
         for workers in (0, 1, 2, 3):
-            ctx.phase(f"DataLoader trial {trial + 1}/2: {n_files} files, num_workers={workers}")
+            ctx.phase(ctx.t("DataLoader trial {trial}/2: {n_files} files, num_workers={workers}",
+                            trial=trial + 1, n_files=n_files, workers=workers))
             dataset = mine.ShardedLines(list(paths))
             with warnings.catch_warnings():  # "3 workers but 2 cores suggested": intended here
                 warnings.filterwarnings("ignore", message=".*worker processes in total.*")
