@@ -78,7 +78,7 @@ def check(ctx):
     kwargs = dict(n=n, features=features, classes=classes, val_fraction=val_fraction,
                   batch_size=batch_size, seed=seed)
 
-    ctx.phase("checking the DataModule")
+    ctx.phase(ctx.t("checking the DataModule"))
     dm = mine.BlobsDataModule(**kwargs)
     ctx.expect(isinstance(dm, pl.LightningDataModule), ctx.t("BlobsDataModule must subclass pl.LightningDataModule"))
     dm.prepare_data()
@@ -125,7 +125,8 @@ def check(ctx):
     ctx.expect(len(stoppers) == 1 and len(keepers) == 1,
                ctx.t("make_callbacks must return one EarlyStopping and one ModelCheckpoint"))
 
-    ctx.phase(f"a run whose val_loss stops improving (patience={patience}, top_k={top_k})")
+    ctx.phase(ctx.t("a run whose val_loss stops improving (patience={patience}, top_k={top_k})",
+                    patience=patience, top_k=top_k))
     pl.seed_everything(ctx.seed, verbose=False)
     module = _Scripted(features, classes, script)
     trainer = pl.Trainer(max_epochs=max_epochs, accelerator="cpu", devices=1, callbacks=callbacks,

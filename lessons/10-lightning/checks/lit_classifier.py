@@ -75,7 +75,7 @@ def check(ctx):
                          logger=CSVLogger(ctx.tmpdir / "logs"), default_root_dir=ctx.tmpdir,
                          enable_checkpointing=False, enable_progress_bar=False,
                          enable_model_summary=False, num_sanity_val_steps=0, log_every_n_steps=5)
-    ctx.phase(f"training your LightningModule for {EPOCHS} epochs")
+    ctx.phase(ctx.t("training your LightningModule for {epochs} epochs", epochs=EPOCHS))
     start = time.perf_counter()
     trainer.fit(model, train, val)
     ctx.figure("fit_s", round(time.perf_counter() - start, 2))

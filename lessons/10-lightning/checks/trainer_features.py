@@ -136,7 +136,7 @@ def _trial(ctx, trial, plans):
 
     torch.manual_seed(ctx.seed)
     model = _Probe(features)
-    ctx.phase(f"trial {trial + 1}/2: fitting with your plan ({plan})")
+    ctx.phase(ctx.t("trial {trial}/2: fitting with your plan ({plan})", trial=trial + 1, plan=plan))
     trainer.fit(model, loader)
 
     if not probe.steps:
