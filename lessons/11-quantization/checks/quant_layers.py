@@ -54,7 +54,7 @@ def add_massive_channel(model, layer, x):
 def check(ctx):
     torch.set_num_threads(1)  # small matmuls: one thread is steadier on a shared CPU
     mine = ctx.learner
-    ctx.phase("training the fp32 classifier")
+    ctx.phase(ctx.t("training the fp32 classifier"))
     (xtr, ytr), (xte, yte) = make_task(ctx.generator)
     xcal, ycal = xtr[:1000], ytr[:1000]
     torch.manual_seed(ctx.seed)
@@ -67,7 +67,7 @@ def check(ctx):
     snap = snapshot(model)
     fp32 = copy.deepcopy(model).eval()
 
-    ctx.phase("your quantize_for_budget")
+    ctx.phase(ctx.t("your quantize_for_budget"))
     in_place = ctx.t(
         "quantize_for_budget changed the model it was given (its weights or its training "
         "mode): quantize_ replaces weights in place, so quantize a copy (copy.deepcopy) "
@@ -157,7 +157,7 @@ def check(ctx):
         ),
     )
 
-    ctx.phase("your model_bytes")
+    ctx.phase(ctx.t("your model_bytes"))
     for m, want in ((fp32, size32), (q, size_q)):
         got = mine.model_bytes(m)
         ctx.expect(

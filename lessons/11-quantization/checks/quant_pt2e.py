@@ -46,7 +46,7 @@ def used_bytes(graph):
 def check(ctx):
     torch.set_num_threads(1)
     mine = ctx.learner
-    ctx.phase("training the fp32 model")
+    ctx.phase(ctx.t("training the fp32 model"))
     shift = ctx.choice([-3.0, 4.0])  # the data the model serves is not centred on zero
     (xtr, ytr), (xte, yte) = make_task(ctx.generator)
     xtr, xte = 2 * xtr + shift, 2 * xte + shift
@@ -58,7 +58,7 @@ def check(ctx):
     calibration = list(xtr[:512].split(64))
     example = xtr[512:576]
 
-    ctx.phase("your quantize_pt2e_int8 (export, prepare, calibrate, convert)")
+    ctx.phase(ctx.t("your quantize_pt2e_int8 (export, prepare, calibrate, convert)"))
     q = mine.quantize_pt2e_int8(model, example, calibration)
     ctx.expect(
         untouched(model, snap),

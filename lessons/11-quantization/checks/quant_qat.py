@@ -40,7 +40,7 @@ def fake_quantizers(model):
 def check(ctx):
     torch.set_num_threads(1)
     mine = ctx.learner
-    ctx.phase("training the fp32 model (its input features are not normalised)")
+    ctx.phase(ctx.t("training the fp32 model (its input features are not normalised)"))
     d = 32
     scales = torch.logspace(-2, 1, d)[torch.randperm(d, generator=ctx.generator)]
     (xtr, ytr), (xte, yte) = make_task(ctx.generator, feature_scales=scales)
@@ -50,12 +50,12 @@ def check(ctx):
     fp32 = copy.deepcopy(model)
     snap = snapshot(model)
 
-    ctx.phase("post-training 2-bit quantization, for comparison")
+    ctx.phase(ctx.t("post-training 2-bit quantization, for comparison"))
     ptq = copy.deepcopy(model)
     quantize_(ptq, ctx.reference.int2_config())
     acc_ptq = accuracy(ptq, xte, yte)
 
-    ctx.phase("your quantize_qat")
+    ctx.phase(ctx.t("your quantize_qat"))
     loader = DataLoader(
         TensorDataset(xtr, ytr), batch_size=128, shuffle=True, generator=torch.Generator().manual_seed(ctx.seed)
     )
