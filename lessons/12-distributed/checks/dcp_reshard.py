@@ -41,7 +41,7 @@ def _check(ctx):
     path = where[0]
     total_bytes = sum(v.numel() * v.element_size() for v in model.state_dict().values())
 
-    for round_ in ctx.trials(2, "save and load"):
+    for round_ in ctx.trials(2, ctx.t("save and load")):
         x, y = ctx.randn(2 * world, dim), ctx.randn(2 * world, out_features)
         mine = slice(rank * 2, rank * 2 + 2)
         F.mse_loss(model(x[mine]), y[mine]).backward()   # new values for every round
@@ -50,7 +50,7 @@ def _check(ctx):
         saved = {k: v.full_tensor().clone() for k, v in model.state_dict().items()}
         local = {k: v.to_local().clone() for k, v in model.state_dict().items()}
 
-        ctx.phase("saving with your save_sharded")
+        ctx.phase(ctx.t("saving with your save_sharded"))
         call_setup(ctx, "save_sharded", lambda: ctx.learner.save_sharded(model, path),
                    ctx.t("every rank calls dcp.save(state_dict, checkpoint_id=path)"))
         dist.barrier()
@@ -82,7 +82,7 @@ def _check(ctx):
                          "not sharded. Save the sharded state dict (model.state_dict(), DTensors) so that every "
                          "rank writes only its own shards, not full tensors", name=whole[0] if whole else ""))
 
-        ctx.phase("loading into an unsharded model")
+        ctx.phase(ctx.t("loading into an unsharded model"))
         torch.manual_seed(ctx.seed + 1 + round_)      # other weights, to be overwritten
         plain = ref_mod.Net(dim, n_layers, out_features)
         call_setup(ctx, "load_full", lambda: ctx.learner.load_full(plain, path),

@@ -29,7 +29,7 @@ def _check(ctx):
     single = ref_mod.Net(in_features, hidden, out_features)
     model = copy.deepcopy(single)
 
-    ctx.phase("wrapping your model")
+    ctx.phase(ctx.t("wrapping your model"))
     ddp = call_setup(ctx, "make_ddp", lambda: ctx.learner.make_ddp(model),
                      ctx.t("on the CPU with gloo, wrap the model without device_ids: DDP(model)"))
     ctx.expect(isinstance(ddp, DDP),
@@ -56,7 +56,7 @@ def _check(ctx):
     names = [name for name, _ in model.named_parameters()]
 
     figures = []
-    for step in ctx.trials(2, "training step"):
+    for step in ctx.trials(2, ctx.t("training step")):
         per_rank = n_micro * micro_rows
         x = ctx.randn(world * per_rank, in_features)      # the global batch, equal on every rank
         y = ctx.randn(world * per_rank, out_features)

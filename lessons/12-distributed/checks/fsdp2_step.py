@@ -38,7 +38,7 @@ def _check(ctx):
     model = copy.deepcopy(reference)
     mesh = init_device_mesh("cpu", (world,))
 
-    ctx.phase("sharding your model")
+    ctx.phase(ctx.t("sharding your model"))
     optimizer = call_setup(ctx, "setup_fsdp", lambda: ctx.learner.setup_fsdp(model, mesh),
                            ctx.t("call fully_shard on each block first, then on the whole model (the root)"))
 
@@ -84,7 +84,7 @@ def _check(ctx):
     ref_opt = torch.optim.SGD(reference.parameters(), lr=ref_mod.LR)
     per_rank = ctx.choice([3, 4, 6])
     steps = 3
-    for step in ctx.trials(steps, "training step"):
+    for step in ctx.trials(steps, ctx.t("training step")):
         x = ctx.randn(world * per_rank, in_features)        # the global batch, equal on every rank
         y = ctx.randn(world * per_rank, out_features)
         mine = slice(rank * per_rank, (rank + 1) * per_rank)

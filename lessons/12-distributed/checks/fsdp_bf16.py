@@ -49,7 +49,7 @@ def _check(ctx, device):
     model = copy.deepcopy(reference)
     mesh = init_device_mesh(device.type, (world,))
 
-    ctx.phase("sharding your model")
+    ctx.phase(ctx.t("sharding your model"))
     call_setup(ctx, "shard_bf16", lambda: ctx.learner.shard_bf16(model, mesh),
                ctx.t("call fully_shard on each block first, then on the whole model, each with mp_policy="))
     for i, layer in enumerate(model.layers):
@@ -90,7 +90,7 @@ def _check(ctx, device):
     ref_opt = torch.optim.SGD(reference.parameters(), lr=0.05)
     per_rank = 4
     worst = 0.0
-    for step in ctx.trials(2, "training step"):
+    for step in ctx.trials(2, ctx.t("training step")):
         x = ctx.randn(world * per_rank, in_features, device=device)
         y = ctx.randn(world * per_rank, out_features, device=device)
         mine = slice(rank * per_rank, (rank + 1) * per_rank)

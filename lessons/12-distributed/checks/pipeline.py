@@ -32,7 +32,7 @@ def _check(ctx):
     model = copy.deepcopy(single)
     names = {id(p): n for n, p in model.named_parameters()}
 
-    ctx.phase("building your pipeline stage")
+    ctx.phase(ctx.t("building your pipeline stage"))
     result = call_setup(ctx, "build_pipeline",
                         lambda: ctx.learner.build_pipeline(model, rank, world, n_micro),
                         ctx.t("wrap this rank's part in PipelineStage(module, rank, world, device) and "
@@ -69,7 +69,7 @@ def _check(ctx):
                ctx.t("rank {rank}'s stage holds {have}, expected {want}: split the blocks evenly in order, "
                      "the head on the last stage", rank=rank, have=have, want=want))
 
-    ctx.phase("one pipelined training step")
+    ctx.phase(ctx.t("one pipelined training step"))
     x = ctx.randn(n_micro * rows, dim)        # the whole batch, equal on every rank
     y = ctx.randn(n_micro * rows, out_features)
     losses = []

@@ -33,7 +33,7 @@ def _check(ctx):
     model = copy.deepcopy(single)
     mesh = init_device_mesh("cpu", shape, mesh_dim_names=("dp", "tp"))
 
-    ctx.phase(f"parallelizing your model on a {shape[0]}x{shape[1]} (dp x tp) mesh")
+    ctx.phase(ctx.t("parallelizing your model on a {dp}x{tp} (dp x tp) mesh", dp=shape[0], tp=shape[1]))
     out = call_setup(ctx, "parallelize_2d", lambda: ctx.learner.parallelize_2d(model, mesh),
                      ctx.t("first parallelize_module on mesh['tp'] inside each block, then fully_shard "
                            "each block and the model on mesh['dp']"))
@@ -74,7 +74,7 @@ def _check(ctx):
     optimizer = torch.optim.SGD(model.parameters(), lr=ref_mod.LR)
     single_opt = torch.optim.SGD(single.parameters(), lr=ref_mod.LR)
     rows = ctx.choice([2, 3])
-    for step in ctx.trials(2, "training step"):
+    for step in ctx.trials(2, ctx.t("training step")):
         x, y = ctx.randn(dp * rows, dim), ctx.randn(dp * rows, 1)
         mine = slice(dp_rank * rows, (dp_rank + 1) * rows)   # one part of the batch per dp rank
         pred = model(x[mine])

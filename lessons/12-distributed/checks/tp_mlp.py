@@ -66,7 +66,7 @@ def _check(ctx):
     reference = ref_mod.MLPStack(dim, hidden, n_layers)
     model = copy.deepcopy(reference)
 
-    ctx.phase("parallelizing your model")
+    ctx.phase(ctx.t("parallelizing your model"))
     returned = call_setup(ctx, "parallelize_mlp", lambda: ctx.learner.parallelize_mlp(model, mesh),
                           ctx.t("the plan maps module names such as 'layers.0.w1' (or 'layers.*.w1') to "
                                 "ColwiseParallel() / RowwiseParallel()"))
