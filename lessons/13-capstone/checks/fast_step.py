@@ -112,7 +112,7 @@ def _train(ctx, sizes: Sizes, steps: int, lr: float):
     base_curve = [base_step(x, y) for x, y in batches[:steps]]
 
     my_step = ctx.learner.make_step(model, lr)
-    with ctx.build("your step's first call (it compiles, if you use torch.compile)",
+    with ctx.build(ctx.t("your step's first call (it compiles, if you use torch.compile)"),
                    figure="first_step_s"):
         first = my_step(*batches[0])
     mine = [_as_float(ctx, first)]
@@ -146,11 +146,11 @@ def check(ctx):
     with _one_thread(dev):
         # 1. Causal attention, on the baseline's starting weights and odd sizes (the forward
         #    only: a step that compiles is compiled once, for the training below).
-        ctx.phase("checking that your model is causal")
+        ctx.phase(ctx.t("checking that your model is causal"))
         _causal(ctx, _learner_model(ctx, SMALL, build(SMALL, ctx.seed, dev)), SMALL)
 
         # 2. The loss curve.
-        ctx.phase(f"training {STEPS} steps, yours and the baseline")
+        ctx.phase(ctx.t("training {steps} steps, yours and the baseline", steps=STEPS))
         base, model, base_step, my_step, batches, base_curve, mine = _train(ctx, sizes, STEPS, lr)
         leaks = []
         if torch.is_autocast_enabled(dev.type):
