@@ -69,7 +69,7 @@ def check(ctx):
     _check_configuration(ctx, opt, model, lr)
     adam = torch.optim.Adam(adam_model.parameters(), lr=lr)
     ref_opt = ref.make_optimizer(ref_model, lr)
-    ctx.phase(f"training {STEPS} steps with your optimizer and with torch.optim.Adam")
+    ctx.phase(ctx.t("training {steps} steps with your optimizer and with torch.optim.Adam", steps=STEPS))
     _train(model, opt, batches)
     _train(adam_model, adam, batches)
     _train(ref_model, ref_opt, batches[:1])  # one step creates all of the reference's state

@@ -102,7 +102,7 @@ def check(ctx):
     ctx.expect_close("gradient of the input (when it requires grad)", x_mine.grad, x_plain.grad)
 
     # 2. Peak memory of a whole training step (forward + backward), plain vs checkpointed.
-    ctx.phase("measuring peak memory of forward + backward")
+    ctx.phase(ctx.t("measuring peak memory of forward + backward"))
     torch.manual_seed(ctx.seed)
     stack = ref.build_stack(8, 64).to(ctx.device)
     x = ctx.randn(256, 64)

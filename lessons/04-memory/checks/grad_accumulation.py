@@ -134,7 +134,7 @@ def check(ctx):
                          rtol=1e-5, atol=1e-6)
 
     # What accumulation buys: the activations of one micro-batch at a time.
-    ctx.phase("measuring peak memory: accumulated vs full-batch step")
+    ctx.phase(ctx.t("measuring peak memory: accumulated vs full-batch step"))
     torch.manual_seed(ctx.seed)
     model = nn.Sequential(nn.Linear(64, 512), nn.Tanh(), nn.Linear(512, 10)).to(ctx.device)
     opt = torch.optim.SGD(model.parameters(), lr=0.01)

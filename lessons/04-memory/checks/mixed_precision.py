@@ -137,7 +137,7 @@ def check(ctx):
     # A step whose gradients are inf/NaN must be skipped and the scale must shrink. On CUDA the
     # learner's own fp16 scaler sees a real overflow; on CPU an enabled GradScaler("cpu") stands
     # in for it, with a NaN in the batch (bf16 does not overflow at these magnitudes).
-    ctx.phase("checking that a step with inf/NaN gradients is skipped")
+    ctx.phase(ctx.t("checking that a step with inf/NaN gradients is skipped"))
     if want == torch.float16:
         probe, probe_scaler, bad_x = model, scaler, x * 1e6
         how = ctx.t("whose fp16 gradients overflowed")

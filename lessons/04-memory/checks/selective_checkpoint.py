@@ -153,7 +153,7 @@ def check(ctx):
     ctx.expect_close("gradient of the input (when it requires grad)", x_mine.grad, x_plain.grad)
 
     # 2. What backward reruns: no matmul, but the cheap ops of every block.
-    ctx.phase("counting the ops that backward reruns")
+    ctx.phase(ctx.t("counting the ops that backward reruns"))
     depth = 4
     torch.manual_seed(ctx.seed + 11)
     stack = ref.build_stack(depth, 24).to(ctx.device)
@@ -185,7 +185,7 @@ def check(ctx):
                      m=sum(ref_cheap.values()), ref_ops=_names(ref_cheap)))
 
     # 3. Peak memory of a whole training step: between full checkpointing and none.
-    ctx.phase("measuring peak memory of forward + backward")
+    ctx.phase(ctx.t("measuring peak memory of forward + backward"))
     torch.manual_seed(ctx.seed)
     stack = ref.build_stack(4, 64).to(ctx.device)
     x, g = ctx.randn(256, 64), ctx.randn(256, 64)
