@@ -80,7 +80,7 @@ def check(ctx):
                          out.detach(), expected, **tol)
 
     # At size: the product must not go through the n x n matrix.
-    ctx.phase(f"measuring memory at n={N_BIG}")
+    ctx.phase(ctx.t("measuring memory at n={n_big}", n_big=N_BIG))
     f, _ = _problem(ctx, N_BIG, 64, torch.float32)
     x, v = ctx.randn(N_BIG), ctx.randn(N_BIG)
     hess_mb = N_BIG * N_BIG * 4 / 2**20

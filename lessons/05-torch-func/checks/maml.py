@@ -73,7 +73,7 @@ def check(ctx):
                                    name=k, steps=steps),
                              got[k], e, **TOL)
 
-    ctx.phase("checking maml_loss on a batch of tasks")
+    ctx.phase(ctx.t("checking maml_loss on a batch of tasks"))
     torch.manual_seed(ctx.seed)
     model = _net(20).to(ctx.device)
     tasks = _sine_tasks(ctx, 6, 8)
