@@ -11,7 +11,7 @@ import pytest
 from tutor import i18n
 from tutor.course import LessonError, load_course
 from tutor.devcheck import reason_problems
-from tutor.reason_lint import bare_reasons, mistake_reachable
+from tutor.reason_lint import bare_reasons, missing_values, mistake_reachable
 from tutor.runner.client import Runner
 
 MANIFEST = """format_version = 1
@@ -145,3 +145,8 @@ def test_progress_texts_are_translatable_too():
 def test_mistake_words_must_lie_in_the_fixed_text_of_a_reason():
     assert mistake_reachable("乘了三", ["你的函数把 {name} 乘了三，而不是乘二"])
     assert not mistake_reachable("name", ["你的函数把 {name} 乘了三"])
+
+
+def test_a_template_field_without_a_value_is_named():
+    source = 'ctx.t("{n} of {m}", n=1)\nctx.t("{n}", **vals)\nctx.t("plain {x:.1f}", x=2.0)\n'
+    assert [(r.line, r.text) for r in missing_values(source, Path("c.py"))] == [(1, "m")]

@@ -42,6 +42,29 @@ def translatable(source: str, file: Path) -> list[Reason]:
     return sorted(out, key=lambda r: r.line)
 
 
+def missing_values(source: str, file: Path) -> list[Reason]:
+    """`X.t("... {name} ...")` calls that pass no `name=` value: the text would fail to
+    format at the moment a learner should read it."""
+    out = []
+    for node in ast.walk(ast.parse(source, str(file))):
+        if not (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "t"
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+        ):
+            continue
+        if any(k.arg is None for k in node.keywords):
+            continue  # **values: not knowable here
+        given = {k.arg for k in node.keywords}
+        fields = {name.split(".")[0].split("[")[0] for _, name, _, _ in _parse(node.args[0].value) if name}
+        for name in sorted(fields - given):
+            out.append(Reason(file, node.lineno, name))
+    return sorted(out, key=lambda r: r.line)
+
+
 def bare_reasons(source: str, file: Path) -> list[Reason]:
     """Reasons and progress texts passed to `ctx.expect`/`fail`/`phase`/`build`/`trials`/
     `load_learner` as a string or f-string, not through `ctx.t`: they would stay English in
@@ -71,6 +94,8 @@ def reason_problems(checker_files: list[Path], catalogues: dict[str, dict[str, s
             problems.append(
                 f"{where}:{r.line}: the text {r.text} is not written through ctx.t(...), so it cannot be translated"
             )
+        for r in missing_values(source, path):
+            problems.append(f"{where}:{r.line}: ctx.t(...) uses {{{r.text}}} but passes no {r.text}= value")
         for r in translatable(source, path):
             used.add(r.text)
             for lang, table in sorted(catalogues.items()):
