@@ -683,7 +683,7 @@ def _translate(chapter: Chapter, lang: str) -> Chapter:
     if top is not None:
         _unknown_keys(top, _CHAPTER_KEYS)
         table = top.get("steps", dict, {}, "a table of step ids")
-        reason_catalogue(chapter.directory, lang)  # validated on load: a broken field fails here
+        _reason_table(top)  # validated on load: a broken field fails here
     by_id = {s.id: s for s in chapter.steps}
     for step_id in table:
         if step_id not in by_id:
@@ -750,8 +750,11 @@ def reason_catalogue(directory: Path, lang: str) -> dict[str, str]:
     """The chapter's checker reasons in `lang` (`[reasons]` of i18n/<lang>.toml): English
     template -> translated template, with the same {fields}."""
     f = _read_translation(directory, lang)
-    if f is None or "reasons" not in f.table:
-        return {}
+    return {} if f is None else _reason_table(f)
+
+
+def _reason_table(f: _Fields) -> dict[str, str]:
+    """The validated `[reasons]` table of a translation file already read."""
     table = f.get("reasons", dict, {}, "a table of English reason -> translation")
     for key, value in table.items():
         if not isinstance(value, str) or not value.strip():

@@ -179,18 +179,21 @@ def reason_problems(course: Course) -> list[str]:
     """Every reason a checker composes goes through ctx.t and has a translation in each
     language the chapter is translated to; every translated mistake can be reached."""
     problems = []
+    lessons = course.chapters[0].directory.parent if course.chapters else None
+    langs = [lang for lang in available_languages(lessons) if lang != DEFAULT_LANGUAGE]
     for chapter in course.chapters:
         catalogues = {
             lang: reason_catalogue(chapter.directory, lang)
-            for lang in available_languages(chapter.directory.parent)
-            if lang != DEFAULT_LANGUAGE and translation_file(chapter.directory, lang).exists()
+            for lang in langs
+            if translation_file(chapter.directory, lang).exists()
         }
         checks = sorted((chapter.directory / "checks").glob("*.py"))
+        used: set[str] = set()
         if checks:
-            problems += reason_lint.reason_problems(checks, catalogues, chapter.directory.parent.parent)
+            found, used = reason_lint.reason_problems(checks, catalogues, chapter.directory.parent.parent)
+            problems += found
         for lang, table in catalogues.items():
             translated = translate_chapter(chapter, lang)
-            used = {r.text for path in checks for r in reason_lint.translatable(path.read_text("utf-8"), path)}
             templates = [v for k, v in table.items() if k in used] + list(i18n.catalogue(lang).values())
             for e in translated.exercises:
                 for j, m in enumerate(e.mistakes):

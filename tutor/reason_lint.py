@@ -26,9 +26,9 @@ class Reason:
     text: str
 
 
-def translatable(source: str, file: Path) -> list[Reason]:
-    """Every literal `X.t("...")` template in a checker source, in order."""
-    out = []
+def _t_calls(source: str, file: Path) -> list[tuple[ast.Call, str]]:
+    """Every `X.t("literal", ...)` call in a checker source with its template, in source order."""
+    calls = []
     for node in ast.walk(ast.parse(source, str(file))):
         if (
             isinstance(node, ast.Call)
@@ -38,31 +38,26 @@ def translatable(source: str, file: Path) -> list[Reason]:
             and isinstance(node.args[0], ast.Constant)
             and isinstance(node.args[0].value, str)
         ):
-            out.append(Reason(file, node.lineno, node.args[0].value))
-    return sorted(out, key=lambda r: r.line)
+            calls.append((node, node.args[0].value))
+    return sorted(calls, key=lambda call: call[0].lineno)
+
+
+def translatable(source: str, file: Path) -> list[Reason]:
+    """Every literal `X.t("...")` template in a checker source, in order."""
+    return [Reason(file, node.lineno, template) for node, template in _t_calls(source, file)]
 
 
 def missing_values(source: str, file: Path) -> list[Reason]:
     """`X.t("... {name} ...")` calls that pass no `name=` value: the text would fail to
     format at the moment a learner should read it."""
     out = []
-    for node in ast.walk(ast.parse(source, str(file))):
-        if not (
-            isinstance(node, ast.Call)
-            and isinstance(node.func, ast.Attribute)
-            and node.func.attr == "t"
-            and node.args
-            and isinstance(node.args[0], ast.Constant)
-            and isinstance(node.args[0].value, str)
-        ):
-            continue
+    for node, template in _t_calls(source, file):
         if any(k.arg is None for k in node.keywords):
             continue  # **values: not knowable here
         given = {k.arg for k in node.keywords}
-        fields = {name.split(".")[0].split("[")[0] for _, name, _, _ in _parse(node.args[0].value) if name}
-        for name in sorted(fields - given):
-            out.append(Reason(file, node.lineno, name))
-    return sorted(out, key=lambda r: r.line)
+        fields = {name.split(".")[0].split("[")[0] for _, name, _, _ in _parse(template) if name}
+        out += [Reason(file, node.lineno, name) for name in sorted(fields - given)]
+    return out
 
 
 def bare_reasons(source: str, file: Path) -> list[Reason]:
@@ -82,9 +77,12 @@ def bare_reasons(source: str, file: Path) -> list[Reason]:
     return sorted(out, key=lambda r: r.line)
 
 
-def reason_problems(checker_files: list[Path], catalogues: dict[str, dict[str, str]], relative: Path) -> list[str]:
-    """Problems with one chapter's reasons: `checker_files` are its checks/*.py, `catalogues`
-    its `[reasons]` table per translated language."""
+def reason_problems(
+    checker_files: list[Path], catalogues: dict[str, dict[str, str]], relative: Path
+) -> tuple[list[str], set[str]]:
+    """Problems with one chapter's reasons, and the English templates its checkers use:
+    `checker_files` are its checks/*.py, `catalogues` its `[reasons]` table per translated
+    language."""
     problems = []
     used: set[str] = set()
     for path in checker_files:
@@ -108,7 +106,7 @@ def reason_problems(checker_files: list[Path], catalogues: dict[str, dict[str, s
                     f"{checker_files[0].parent.parent.relative_to(relative)}/i18n/{lang}.toml: "
                     f"[reasons] {english[:60]!r} is used by no checker; remove it"
                 )
-    return problems
+    return problems, used
 
 
 def literal_parts(template: str) -> list[str]:
