@@ -7,7 +7,8 @@ Each run is a fresh `python` process on a pseudo-terminal (a real terminal drive
 headless). The parent notes the wall-clock time just before spawning; the child writes the
 wall-clock time once the screen is painted and exits:
   - hello: `on_mount` + `call_after_refresh`;
-  - tutor: the real CLI path (`tutor.cli.main(["start", "chapter", N])`: load the course,
+  - tutor: the real command's path (`tutor.launch.main(["start", "chapter", N])`, the console
+    script's entry, which pauses the garbage collector until the first paint: load the course,
     create the workspace, open progress, build the app) until the main screen has painted
     with its guide mounted. `TutorApp.warm_up` (called after the main screen's first paint)
     is replaced by the measurement, so no runner process starts. TUTOR_HOME is a temp dir.
@@ -82,6 +83,9 @@ def child_hello(out: str) -> None:
 def child_tutor(out: str, chapter: str) -> None:
     global _PROFILE
     stage("python")
+    from tutor import gcpause
+
+    gcpause.pause()  # what tutor.launch.main does first; its cli.main call is timed below
     if os.environ.get("BENCH_PROFILE"):
         import cProfile
 
@@ -133,7 +137,7 @@ def child_tutor(out: str, chapter: str) -> None:
         wait()
 
     ui_app.TutorApp.warm_up = warm_up  # type: ignore[method-assign]
-    from tutor.cli import main
+    from tutor.launch import main
 
     main(["start", "chapter", chapter])
 
@@ -246,9 +250,10 @@ def main() -> None:
     wall = statistics.median(times["tutor"]) / statistics.median(times["hello"])
     best = min(times["tutor"]) / min(times["hello"])
     used = statistics.median(cpu["tutor"]) / statistics.median(cpu["hello"])
+    used_best = min(cpu["tutor"]) / min(cpu["hello"])
     print(
         f"  ratio tutor / hello: wall (medians) {wall:.2f}x, wall (best runs) {best:.2f}x, "
-        f"CPU time {used:.2f}x   (target <= 1.5x)"
+        f"CPU time (medians) {used:.2f}x, CPU time (best runs) {used_best:.2f}x   (target <= 1.5x)"
     )
     print("  (on a busy machine the wall ratio swings with the load; the CPU-time ratio is the steadier one)")
     print(f"  torch imported by the app process: {'YES (bug)' if torch_seen else 'no'}")

@@ -1,3 +1,3 @@
-from tutor.cli import main
+from tutor.launch import main
 
 raise SystemExit(main())

@@ -15,7 +15,7 @@ from typing import NoReturn, Sequence
 from rich.console import Console
 from rich.text import Text
 
-from tutor import i18n, paths
+from tutor import gcpause, i18n, paths
 from tutor.course import Course, Exercise, LessonError, load_course, load_course_cached
 from tutor.i18n import N_, _
 from tutor.progress import Progress, ProgressError
@@ -425,6 +425,8 @@ def _early_language(argv: Sequence[str] | None) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     _early_language(argv)
     args = build_parser().parse_args(argv)
+    if args.command != "start":  # only the app's start-up runs without the collector
+        gcpause.resume()
     if not args.command:
         build_parser().print_help()
         return EXIT_USAGE

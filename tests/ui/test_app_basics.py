@@ -63,7 +63,7 @@ async def test_open_chapter_shows_first_step_and_header(make_app, home: Path) ->
         assert app.title == "Ch 2/3 · Custom autograd Functions"
         assert app.sub_title == "0/1 exercises passed"  # this chapter's, not the course's
         nav = app.query_one(StepNavigator)
-        assert nav.option_count == 4 and nav.highlighted == 0
+        assert nav.entry_count == 4 and nav.highlighted == 0
         # a reading step: navigator beside the guide, no work pane, the guide takes the rest
         assert main.has_class("-read") and nav.display
         assert not main.query_one("#work-pane").display
@@ -125,7 +125,7 @@ async def test_cuda_exercise_is_marked(make_app) -> None:
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.pause()
         nav = app.query_one(StepNavigator)
-        assert "⚡" in str(nav.get_option_at_index(1).prompt)
+        assert "⚡" in str(nav.prompt(1))
         assert "needs a CUDA GPU" in text_of(app.main.query_one("#results-banner"))
 
 
@@ -241,7 +241,7 @@ async def test_passage_typed_to_the_end_is_marked_done(make_app, home: Path, cou
         await pilot.press(*keys_for(code.rstrip("\n") + "\n"))  # typed, key by key
         await pilot.pause()
         assert typealong.session.finished
-        assert "✔" in str(app.query_one(StepNavigator).get_option_at_index(1).prompt)
+        assert "✔" in str(app.query_one(StepNavigator).prompt(1))
         assert "02-custom-autograd/first-function" in app.progress.passages_done()
         from tutor.ui.widgets.keybar import KeyBar
 
@@ -272,3 +272,56 @@ async def test_finished_passage_runs_with_the_run_key_and_shows_output(make_app,
         assert saved.read_text() == typealong.typed_text
         assert app.main.query_one("#results").display
         assert "hello from the passage" in text_of(app.main.query_one("#results-body"))
+
+
+async def test_navigator_keys_and_click_open_steps(make_app, home: Path) -> None:
+    app = make_app(chapter=2, step_id="why")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause()
+        nav = app.query_one(StepNavigator)
+        nav.focus()
+        await pilot.press("end")
+        assert nav.highlighted == nav.entry_count - 1
+        await pilot.press("enter")  # "recap", a reading step: the navigator stays
+        assert app.main.step.id == "recap" and nav.display
+        # A click on the last line of entry 0 opens it.
+        rows = len(str(nav.prompt(0)).split("\n"))
+        await pilot.click(StepNavigator, offset=(6, rows))  # the top border is row 0
+        await pilot.pause()
+        assert app.main.step.id == "why"
+        assert "▶" in str(nav.prompt(0)) and "▶" not in str(nav.prompt(3))
+        nav.focus()
+        await pilot.press("home", "down", "down")
+        assert nav.highlighted == 2
+        await pilot.press("pagedown")
+        assert nav.highlighted == nav.entry_count - 1
+        await pilot.press("up", "enter")
+        assert app.main.step.id == "sigmoid"
+
+
+async def test_garbage_collector_resumes_after_the_first_paint(make_app) -> None:
+    import gc
+
+    from tutor import gcpause
+
+    app = make_app(chapter=2, step_id="why")
+    gcpause.pause()  # what the `tutor` command does before its first import
+    try:
+        assert not gc.isenabled()
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.pause()
+            assert gc.isenabled() and app.main.query_one(GuideView).source
+    finally:
+        gcpause.resume()
+        gc.enable()
+        gc.unfreeze()
+    assert not gcpause.resume()  # resumed once, by the app
+
+
+def test_commands_other_than_start_run_with_the_collector(tmp_path: Path) -> None:
+    script = "import gc, sys; from tutor.launch import main; rc = main(['list']); print(gc.isenabled())"
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONUNBUFFERED", "PYTHONDONTWRITEBYTECODE")}
+    env["TUTOR_HOME"] = str(tmp_path)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=REPO, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip().endswith("True")

@@ -232,7 +232,7 @@ async def test_header_counts_the_chapter_and_the_picker_the_course(make_app, hom
         assert app.sub_title == "0/1 exercises passed"
         await pilot.press("ctrl+r")
         await wait_for(pilot, lambda: app.sub_title == "1/1 exercises passed")
-        assert "sigmoid" in str(app.main.query_one("#navigator").get_option_at_index(2).prompt)
+        assert "sigmoid" in str(app.main.query_one("#navigator").prompt(2))
         await pilot.press("ctrl+o")
         assert "1/2 exercises passed in the course" in text_of(app.screen.query_one(".dialog-title"))
 

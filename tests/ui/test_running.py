@@ -46,7 +46,7 @@ async def test_failing_check_shows_reason_and_records_run(make_app, home: Path) 
         runs = Progress(home).runs("sigmoid")
         assert [(r.status, r.reason) for r in runs] == [("failed", "gradient of x differs")]
         assert Progress(home).exercise("sigmoid").status == "started"
-        assert "◐" in str(app.query_one(StepNavigator).get_option_at_index(2).prompt)
+        assert "◐" in str(app.query_one(StepNavigator).prompt(2))
 
 
 async def test_passing_check_celebrates_and_updates_progress(make_app, home: Path) -> None:
@@ -65,7 +65,7 @@ async def test_passing_check_celebrates_and_updates_progress(make_app, home: Pat
         assert Progress(home).exercise("sigmoid").status == "passed"
         assert Progress(home).runs("sigmoid")[0].figures["time"]["speedup"] == 1.0
         assert app.sub_title == "1/1 exercises passed"
-        assert "✔" in str(app.query_one(StepNavigator).get_option_at_index(2).prompt)
+        assert "✔" in str(app.query_one(StepNavigator).prompt(2))
         await pilot.press("ctrl+n")
         assert app.main.step.id == "recap"
 

@@ -189,3 +189,23 @@ async def test_editor_highlights_the_rows_in_view_after_scrolling_and_editing() 
         editor.insert("y = 1\n")
         await pilot.pause()
         assert editor._highlights[392]  # the shifted `def` line is still highlighted
+
+
+def test_first_screen_cuts_at_a_blank_line_outside_code() -> None:
+    from tutor.ui.widgets.guide import first_screen
+
+    page = "\n".join(["# Title", "", "one", "two", "", "```python", "a = 1", "", "b = 2", "```", "", "after"])
+    # Cut at the first blank line after 3 lines: the page keeps "one two" and stops.
+    assert first_screen(page, 3) == "# Title\n\none\ntwo"
+    # A blank line inside the fence is no place to cut: the fence closes first.
+    assert first_screen(page, 7) == "\n".join(page.split("\n")[:10])
+    assert first_screen(page, 50) == page  # shorter than the screen: all of it
+
+
+def test_navigator_wraps_latin_titles_without_the_wide_regex() -> None:
+    from tutor.ui.cjk import has_wide
+    from tutor.ui.widgets.navigator import wrap_cells
+
+    assert not has_wide("Sigmoid — with “quotes” → arrows")  # non-ASCII, still no wide character
+    assert has_wide("复用输出") and has_wide("x ＝ 1")  # CJK and full-width forms
+    assert wrap_cells("Write  a C++ extension", 9) == ["Write a", "C++", "extension"]

@@ -154,10 +154,10 @@ async def test_navigator_keeps_wide_titles_inside_its_column(make_zh_app) -> Non
         width = nav.scrollable_content_region.width
         from rich.cells import cell_len
 
-        for i in range(nav.option_count):
-            prompt = nav.get_option_at_index(i).prompt
+        for i in range(nav.entry_count):
+            prompt = nav.prompt(i)
             assert all(cell_len(line) <= width for line in str(prompt).splitlines()), prompt
-        assert "复用输出的" in str(nav.get_option_at_index(2).prompt)
+        assert "复用输出的" in str(nav.prompt(2))
 
 
 async def test_f12_switches_language_live_and_keeps_the_work(make_zh_app, home) -> None:

@@ -21,7 +21,6 @@ from rich.cells import cell_len, chop_cells
 _WIDE = "\u2e80-\u9fff\uf900-\ufaff\uff00-\uffef"
 _CLOSE = "，。、：；！？）》」』”’…,.;:!?)]}%"
 _OPEN = "（《「『“‘"
-_HAS_WIDE = re.compile(f"[{_WIDE}]")
 # A unit: one wide character or a run of other non-space characters, with the opening
 # punctuation before it and the closing punctuation after it, then its trailing spaces.
 _O, _C = re.escape(_OPEN), re.escape(_CLOSE)
@@ -34,13 +33,26 @@ def _unit() -> re.Pattern[str]:
     return re.compile(_UNIT_PATTERN)
 
 
+@functools.cache
+def _wide() -> re.Pattern[str]:
+    return re.compile(f"[{_WIDE}]")  # ~3 ms to compile: not at import (it delays the first paint)
+
+
+def has_wide(text: str) -> bool:
+    """Whether `text` holds a wide (CJK) character. Most text is ASCII or below U+2E80, which
+    `max` tells without the regex."""
+    if text.isascii() or max(text) < "\u2e80":
+        return False
+    return _wide().search(text) is not None
+
+
 _rich_divide_line = rich._wrap.divide_line
 
 
 def divide_line(text: str, width: int, fold: bool = True) -> list[int]:
     """Rich's `divide_line` (the offsets where `text` breaks to fit `width` cells), with
     break opportunities between wide characters."""
-    if not _HAS_WIDE.search(text):
+    if not has_wide(text):
         return _rich_divide_line(text, width, fold)
     breaks: list[int] = []
     offset = 0  # cells used on the current line

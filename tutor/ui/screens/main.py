@@ -26,7 +26,7 @@ from textual.screen import Screen
 from textual.widget import Widget
 from textual.widgets import ContentSwitcher, Static
 
-from tutor import i18n
+from tutor import gcpause, i18n
 from tutor.course import Chapter, Exercise, Passage, Step
 from tutor.i18n import N_, _
 from tutor.progress import ProgressError
@@ -402,6 +402,8 @@ class MainScreen(Screen[None]):
 
     def _after_first_paint(self) -> None:
         self._painted = True
+        if gcpause.resume():  # the launcher paused the collector for start-up (tutor/gcpause.py)
+            self.set_timer(2.0, gcpause.settle)
         self.tutor.warm_up()
         self.set_timer(0.2, self.query_one("#guide", GuideView).highlight_code)
         # The work pane after the next frame (the one that fills in the key bar): mounting

@@ -62,10 +62,7 @@ class _PerWidth:
         return Measurement(1, options.max_width)
 
 
-FIRST_SCREEN_LINES = 60  # source lines: each is at least one row, more than any terminal shows
-
-
-def first_screen(markdown: str, lines: int = FIRST_SCREEN_LINES) -> str:
+def first_screen(markdown: str, lines: int) -> str:
     """The start of `markdown`, cut at the first blank line outside a code fence after
     `lines` lines (never inside a fenced block, which would render the rest as code)."""
     fenced = False
@@ -82,13 +79,18 @@ class GuideView(Static):
     """Shows one step's Markdown; `source` is the text shown."""
 
     source = ""
-    _partial = False  # showing only the first screen of `source`
+    _partial = False
+    # Rich draws the guide's links as plain styled text (hyperlinks=False): nothing for Textual
+    # to restyle, and walking every segment for "@click" cost ~5 ms of the first paint.
+    auto_links = False  # showing only the first screen of `source`
 
     def show(self, markdown: str) -> None:
         self.source = markdown
         # Before the first screen is up, only the part that fills it: rendering a whole page
         # held the first paint back by ~20 ms. `highlight_code` (just after) shows it all.
-        shown = markdown if _CodeBlock.highlight else first_screen(markdown)
+        # A source line renders to at least one row, so the terminal's height in lines fills
+        # the pane.
+        shown = markdown if _CodeBlock.highlight else first_screen(markdown, self.app.size.height or 60)
         self._partial = shown is not markdown
         self.update(_PerWidth(GuideMarkdown(shown, code_theme="monokai", hyperlinks=False)))
 
