@@ -1,5 +1,7 @@
-"""Reference solution: compile a transformer block with Inductor, and time it the right way."""
+"""Reference solution: compile a transformer block with Inductor, time it the right way, measure
+what the compile costs and decide when it pays for itself."""
 
+import math
 import time
 
 import torch
@@ -51,3 +53,25 @@ def time_per_call(fn, *args, warmup: int = 3, iters: int = 20) -> float:
         fn(*args)
     _sync()
     return (time.perf_counter() - start) / iters  # key
+
+
+def compile_cost(model: nn.Module, x: torch.Tensor, warmup: int = 3, iters: int = 20) -> dict[str, float]:
+    """What compiling `model` for inputs like `x` costs, and after how many calls it pays back."""
+    torch.compiler.reset()  # key: forget code compiled earlier in this process, or nothing compiles below
+    compiled = compile_block(model)
+    _sync()
+    start = time.perf_counter()
+    compiled(x)  # key: torch.compile is lazy; the compile happens inside this first call
+    _sync()
+    first_s = time.perf_counter() - start
+    compiled_s = time_per_call(compiled, x, warmup=warmup, iters=iters)
+    eager_s = time_per_call(model, x, warmup=warmup, iters=iters)
+    compile_s = max(first_s - compiled_s, 0.0)  # the first call also did one call's worth of work
+    saved_s = eager_s - compiled_s  # what each compiled call saves
+    break_even = compile_s / saved_s if saved_s > 0 else math.inf  # key
+    return {"compile_s": compile_s, "eager_s": eager_s, "compiled_s": compiled_s, "break_even_calls": break_even}
+
+
+def should_compile(cost: dict[str, float], calls: int) -> bool:
+    """True when compiling, then making `calls` calls, finishes sooner than `calls` eager calls."""
+    return calls > cost["break_even_calls"]  # key

@@ -21,8 +21,13 @@ COMPILE = "return torch.compile(block, fullgraph=True)"
 def test_compile_block_solution_passes(solution_verdict):
     v = assert_passes(solution_verdict("compile-block"))
     assert v.figures["compile_s"] > 0
-    assert "speedup" in v.figures["compiled vs eager"]
-    assert "speedup" in v.figures["compiled vs reference"]
+    for job in ("the block (5, 37, 64)", "elementwise norm (16, 256, 256)", "Linear(8, 8) on one row"):
+        for who in ("your", "reference"):
+            cost = v.figures[f"{job}: {who} compile_cost"]
+            assert cost["compile_s"] > 0 and cost["compiler_metric_s"] > 0 and cost["break_even_calls"] >= 0
+        assert "speedup" in v.figures[f"{job}: compiled vs eager"]
+    # The tiny Linear is slower compiled (Dynamo's per-call cost is more than its work): never repaid.
+    assert v.figures["Linear(8, 8) on one row: your compile_cost"]["break_even_calls"] == float("inf")
 
 
 def test_compile_block_timing_the_first_call_fails(mutant):
@@ -94,6 +99,82 @@ def test_compile_block_averaging_separately_timed_calls_passes(variant):
             "return torch.compile(block, fullgraph=True)",
             'return torch.compile(block, backend="inductor", fullgraph=True, dynamic=False)',
         ),
+    )
+
+
+
+# compile_cost and should_compile: what the compile costs, and when it pays
+
+LAZY_TIMING = (
+    """    compiled = compile_block(model)
+    _sync()
+    start = time.perf_counter()
+    compiled(x)  # key: torch.compile is lazy; the compile happens inside this first call
+    _sync()
+    first_s = time.perf_counter() - start
+""",
+    """    start = time.perf_counter()
+    compiled = compile_block(model)
+    first_s = time.perf_counter() - start
+""",
+)
+RESET = "    torch.compiler.reset()  # key: forget code compiled earlier in this process, or nothing compiles below\n"
+BREAK_EVEN = "break_even = compile_s / saved_s if saved_s > 0 else math.inf  # key"
+DECIDE = 'return calls > cost["break_even_calls"]  # key'
+COMPILED_S = "compiled_s = time_per_call(compiled, x, warmup=warmup, iters=iters)"
+EAGER_S = "eager_s = time_per_call(model, x, warmup=warmup, iters=iters)"
+
+
+def test_compile_block_timing_only_the_lazy_torch_compile_fails(mutant):
+    v = mutant("compile-block", LAZY_TIMING)
+    assert_fails(v, "compile_s =", "returns before compiling anything", "first call")
+
+
+def test_compile_block_cost_without_reset_measures_no_compile(mutant):
+    assert_fails(mutant("compile-block", RESET, ""), "measured no compile", "already compiled")
+
+
+def test_compile_block_negative_break_even_fails(mutant):
+    v = mutant("compile-block", BREAK_EVEN, "break_even = compile_s / saved_s")
+    assert_fails(v, "break_even_calls =", "is not faster", "math.inf")
+
+
+def test_compile_block_break_even_divided_by_the_eager_time_fails(mutant):
+    v = mutant("compile-block", BREAK_EVEN, "break_even = compile_s / eager_s if saved_s > 0 else math.inf")
+    assert_fails(v, "break_even_calls =", "its own figures give", "eager_s - compiled_s")
+
+
+def test_compile_block_deciding_on_speed_alone_fails(mutant):
+    v = mutant("compile-block", DECIDE, 'return cost["compiled_s"] < cost["eager_s"]')
+    assert_fails(v, "should_compile said to compile", "finishes sooner in eager mode")
+
+
+def test_compile_block_weighing_the_compile_against_the_eager_job_fails(mutant):
+    v = mutant("compile-block", DECIDE, 'return calls * cost["eager_s"] > cost["compile_s"]')
+    assert_fails(v, "should_compile said to compile", "finishes sooner in eager mode")
+
+
+def test_compile_block_swapped_eager_and_compiled_times_fail(mutant):
+    v = mutant(
+        "compile-block",
+        (COMPILED_S, "compiled_s = time_per_call(model, x, warmup=warmup, iters=iters)"),
+        (EAGER_S, "eager_s = time_per_call(compiled, x, warmup=warmup, iters=iters)"),
+    )
+    assert_fails(v, "swapped")
+
+
+def test_compile_block_compiled_time_of_the_eager_model_fails(mutant):
+    v = mutant("compile-block", COMPILED_S, "compiled_s = time_per_call(model, x, warmup=warmup, iters=iters)")
+    assert_fails(v, "ran the eager model", "compiled_s time_per_call of the compiled")
+
+
+def test_compile_block_total_time_arithmetic_and_whole_calls_pass(variant):
+    variant(
+        "compile-block",
+        (RESET, "    torch._dynamo.reset()\n"),
+        ("compile_s = max(first_s - compiled_s, 0.0)", "compile_s = first_s"),
+        (BREAK_EVEN, "break_even = math.ceil(compile_s / saved_s) if saved_s > 0 else math.inf"),
+        (DECIDE, 'return cost["compile_s"] + calls * cost["compiled_s"] < calls * cost["eager_s"]'),
     )
 
 

@@ -1,13 +1,23 @@
-"""Check: compile_block compiles the block with Inductor as one graph and matches eager;
-time_per_call leaves out the compiling first call and waits for the GPU. Reports the compile
-time and the steady-state speed of the compiled block against eager and against the reference."""
+"""Check: time_per_call leaves out the compiling first call and waits for the GPU; compile_block
+compiles the block with Inductor as one graph and matches eager; should_compile weighs the
+compile against what the job's calls save; compile_cost measures a real compile (Dynamo's own
+metric of the same call is the yardstick) and the steady state of both sides, on three jobs:
+the block on a small batch (about as fast compiled as eager on a CPU), a hand-written RMSNorm and
+gated activation on a big batch (2-4x faster compiled: a dozen elementwise ops fused into a loop
+or two) and one row through a tiny Linear (about 3x slower compiled: Dynamo's per-call cost is
+more than the work). Reports every job's figures, the learner's beside the reference's, and the
+check's own interleaved timing of compiled against eager."""
 
+import math
 import statistics
 import time
 
 import torch
 import torch.nn as nn
-from torch._dynamo.utils import counters
+from torch._dynamo.utils import compilation_time_metrics, counters
+
+COMPILING = "_compile.compile_inner"  # Dynamo's metric: seconds spent compiling each frame
+COST_KEYS = ("compile_s", "eager_s", "compiled_s", "break_even_calls")
 
 
 class _Chatty(nn.Module):
@@ -162,13 +172,206 @@ def _check_time_per_call(ctx, mine) -> None:
                          "the clock.", ms=t * 1e3, gpu=gpu_s * 1e3))
 
 
+class _Elementwise(nn.Module):
+    """A hand-written RMSNorm and a gated activation: a dozen elementwise ops and a mean, no
+    matrix multiplication. Eager mode makes a pass over memory per op; Inductor fuses them into
+    a loop or two, so compiling pays here even on a small CPU."""
+
+    def __init__(self, dim: int) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(dim))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * self.weight
+        return h * torch.sigmoid(1.702 * h) + 0.1 * torch.tanh(h)
+
+
+class _CountsEagerCalls:
+    """Mixed into a module class: counts the calls that ran its Python forward, i.e. the eager
+    ones. Dynamo traces forward with torch.compiler.is_compiling() true, so the count stays out
+    of the graph and a compiled call leaves it alone."""
+
+    eager_calls = 0
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not torch.compiler.is_compiling():
+            self.eager_calls += 1
+        return super().forward(x)
+
+
+def _counted(cls: type) -> type:
+    return type(cls.__name__, (_CountsEagerCalls, cls), {"__module__": __name__})
+
+
+def _compiling(fn):
+    """fn()'s result and the seconds Dynamo and Inductor spent compiling while it ran, by their
+    own metric (which counts a compile served by Inductor's on-disk cache too, at its cost)."""
+    before = compilation_time_metrics.get(COMPILING)
+    seen = len(before) if before is not None else 0
+    result = fn()
+    after = compilation_time_metrics.get(COMPILING) or []
+    # torch.compiler.reset() clears the metrics: then every entry is from this call.
+    added = after[seen:] if after is before else after
+    return result, float(sum(added))
+
+
+def _real(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and not math.isnan(v)
+
+
+def _ms(seconds: float) -> float:
+    return seconds * 1e3
+
+
+def _check_decisions(ctx, mine) -> None:
+    """should_compile on costs with known answers, made so that each half-right rule fails one:
+    ignoring the compile (A), comparing the compile with the eager job alone (B), and a compiled
+    model that is slower per call, where no job is long enough (C)."""
+    ctx.phase(ctx.t("checking should_compile on known costs"))
+    g = ctx.generator
+    scale = 0.5 + 1.5 * torch.rand((), generator=g).item()  # fresh numbers each seed, same answers
+    k = round(1.0 + 2.0 * torch.rand((), generator=g).item(), 2)
+    cases = [
+        # compiled twice as fast: repaid after k / 5 ms = 200 k calls
+        (dict(compile_s=k, eager_s=0.010 * scale, compiled_s=0.005 * scale), (0.25, 5.0)),
+        # compiled 10 % faster: repaid after k / 1 ms = 1000 k calls; a job of 250 k calls runs
+        # 2.5 k s of eager work, longer than the compile, yet saves only k / 4
+        (dict(compile_s=k, eager_s=0.010 * scale, compiled_s=0.009 * scale), (0.25, 5.0)),
+        # compiled slower per call: never repaid
+        (dict(compile_s=k / 4, eager_s=0.001 * scale, compiled_s=0.002 * scale), (1e3, 1e6)),
+    ]
+    for cost, jobs in cases:
+        saved = cost["eager_s"] - cost["compiled_s"]
+        cost["break_even_calls"] = cost["compile_s"] / saved if saved > 0 else math.inf
+        for factor in jobs:
+            be = cost["break_even_calls"]
+            calls = int(factor * be) if math.isfinite(be) else int(factor)
+            _judge_decision(ctx, mine, dict(cost), calls, ctx.t("the costs given to it"))
+
+
+def _judge_decision(ctx, mine, cost: dict, calls: int, whose: str) -> None:
+    """mine.should_compile(cost, calls) against the arithmetic: compile_s + calls * compiled_s
+    (the first call's work included) against calls * eager_s."""
+    answer = mine.should_compile(dict(cost), calls)
+    ctx.expect(isinstance(answer, bool),
+               ctx.t("should_compile must return True or False, it returned {kind}", kind=type(answer).__name__))
+    k, e, c = cost["compile_s"], cost["eager_s"], cost["compiled_s"]
+    compiled_job, eager_job = k + calls * c, calls * e
+    right = compiled_job < eager_job
+    if answer and not right and c >= e:
+        reason = ctx.t("should_compile said to compile for a job of {calls} calls with {whose}, but the compiled "
+                       "model is not faster ({c:.3g} ms a call compiled, {e:.3g} ms eager): compiling only adds its "
+                       "{k:.3g} s", calls=calls, whose=whose, c=_ms(c), e=_ms(e), k=k)
+    elif answer and not right:
+        reason = ctx.t("should_compile said to compile for a job of {calls} calls with {whose}: the compile costs "
+                       "{k:.3g} s and each call saves {saved:.3g} ms, {total:.3g} s over the whole job, so the job "
+                       "finishes sooner in eager mode ({eager:.3g} s against {compiled:.3g} s compiled)",
+                       calls=calls, whose=whose, k=k, saved=_ms(e - c), total=calls * (e - c),
+                       eager=eager_job, compiled=compiled_job)
+    else:
+        reason = ctx.t("should_compile said not to compile for a job of {calls} calls with {whose}, though the "
+                       "compile ({k:.3g} s) is repaid after {be:.0f} calls: compiled, the job takes {compiled:.3g} s "
+                       "against {eager:.3g} s eager", calls=calls, whose=whose, k=k,
+                       be=cost["break_even_calls"], compiled=compiled_job, eager=eager_job)
+    ctx.expect(bool(answer) == right, reason)
+
+
+def _check_cost(ctx, mine, label: str, model: nn.Module, x: torch.Tensor, warmup: int, iters: int,
+                metric_works: bool) -> None:
+    """compile_cost on one job: a real compile, timed where it happens; the steady state of both
+    sides; a break-even that follows from them; decisions that follow from the break-even."""
+    ctx.phase(ctx.t("measuring compile_cost: {label}", label=label))
+    model.eager_calls = 0
+    cost, compiling_s = _compiling(lambda: mine.compile_cost(model, x, warmup=warmup, iters=iters))
+    eager_calls = model.eager_calls
+    shaped = isinstance(cost, dict) and all(key in cost for key in COST_KEYS)
+    ctx.expect(shaped, ctx.t("compile_cost must return a dict with the keys compile_s, eager_s, compiled_s and "
+                             "break_even_calls; it returned {what}",
+                             what=sorted(cost) if isinstance(cost, dict) else type(cost).__name__))
+    if not shaped:
+        return
+    k, e, c, be = (cost[key] for key in COST_KEYS)
+    ctx.expect(all(_real(v) for v in (k, e, c, be)) and k >= 0 and e > 0 and c > 0,  # be: judged below
+               ctx.t("compile_cost returned {cost} for {label}: the times must be positive numbers of seconds and "
+                     "break_even_calls a number of calls (math.inf for never)", cost=cost, label=label))
+    if not all(_real(v) for v in (k, e, c, be)):
+        return
+
+    # A compile happened inside compile_cost, and compile_s is what it cost.
+    if metric_works:
+        ctx.expect(compiling_s > 0.002,
+                   ctx.t("compile_cost measured no compile for {label}: Dynamo and Inductor spent no time compiling "
+                         "while it ran. This model's code was already compiled earlier in this process (the check "
+                         "compiled it), and a new torch.compile(...) wrapper reuses that code, so its first call "
+                         "compiles nothing. Make Dynamo forget what it compiled before measuring.", label=label))
+        ctx.expect(k >= 0.5 * compiling_s,
+                   ctx.t("compile_cost reported compile_s = {ms:.2f} ms for {label}, but Dynamo and Inductor spent "
+                         "{s:.3f} s compiling while it ran: torch.compile(...) returns before compiling anything, "
+                         "and the compile happens inside the first call of the compiled model. Time that call, "
+                         "before anything else calls the compiled model.", ms=_ms(k), s=compiling_s, label=label))
+        ctx.expect(k <= 2 * compiling_s + 0.5,
+                   ctx.t("compile_cost reported compile_s = {k:.3f} for {label}, but Dynamo and Inductor spent only "
+                         "{s:.3f} s compiling while it ran: compile_s is the seconds (not milliseconds) that the "
+                         "first call took beyond an ordinary call", k=k, s=compiling_s, label=label))
+    # Both steady states were measured, each on its own side.
+    ctx.expect(iters <= eager_calls <= warmup + iters + 3,
+               ctx.t("compile_cost ran the eager model {n} times for {label} (warmup={warmup}, iters={iters}): "
+                     "eager_s is time_per_call of the model itself, and compiled_s time_per_call of the compiled "
+                     "model, each with warmup + iters calls", n=eager_calls, warmup=warmup, iters=iters, label=label))
+    # The break-even follows from the learner's own figures.
+    if e > c:
+        exact = k / (e - c)
+        ok = exact * (1 - 1e-6) - 1e-9 <= be <= exact * (1 + 1e-6) + 1  # rounding up to whole calls is fine
+        reason = ctx.t("compile_cost returned break_even_calls = {be:.4g} for {label}, but its own figures give "
+                       "{exact:.4g}: each compiled call saves eager_s - compiled_s = {saved:.3g} ms, and the "
+                       "compile ({k:.3g} s) is repaid when those savings add up to compile_s",
+                       be=be, exact=exact, saved=_ms(e - c), k=k, label=label)
+    else:
+        ok = be == math.inf
+        reason = ctx.t("compile_cost returned break_even_calls = {be:.4g} for {label}, where the compiled model "
+                       "is not faster ({c:.3g} ms a call against {e:.3g} ms eager): a compile that saves nothing "
+                       "is never repaid, so the answer is math.inf", be=be, c=_ms(c), e=_ms(e), label=label)
+    ctx.expect(ok, reason)
+
+    # The decision on this job's own figures, for a job far shorter and one far longer than the
+    # break-even (or, when it never pays, a short and an endless one).
+    jobs = (max(1, int(be / 20)), int(math.ceil(be * 20)) + 1) if math.isfinite(be) else (10, 10**9)
+    whose = ctx.t("your compile_cost figures for {label}", label=label)
+    for calls in jobs:
+        _judge_decision(ctx, mine, dict(cost), calls, whose)
+
+    if getattr(ctx.channel, "measures_speed", True):
+        # The learner's run: the reference's figures beside the learner's, and the check's own
+        # interleaved timing of compiled against eager.
+        ref, ref_compiling_s = _compiling(lambda: ctx.reference.compile_cost(model, x, warmup=warmup, iters=iters))
+        for who, figures, spent in (("your", cost, compiling_s), ("reference", ref, ref_compiling_s)):
+            ctx.figure(f"{label}: {who} compile_cost", {
+                "compile_s": figures["compile_s"], "compiler_metric_s": spent,
+                "eager_ms": _ms(figures["eager_s"]), "compiled_ms": _ms(figures["compiled_s"]),
+                "speedup": figures["eager_s"] / figures["compiled_s"],
+                "break_even_calls": figures["break_even_calls"]})
+        compiled = ctx.reference.compile_block(model)
+        compiled(x)
+        timing = ctx.time(lambda: compiled(x), lambda: model(x), name=f"{label}: compiled vs eager",
+                          compares="yours: compiled, ref: eager, timed by the check")
+        yours = e / c
+        # Only a wide gap is judged (a fact of the learner's run alone, so ctx.fail, not an
+        # observation the reference run would not pair): the learner's figures say the opposite.
+        if not timing.noisy and ((timing.speedup < 0.6 and yours > 1.25) or (timing.speedup > 1.6 and yours < 0.8)):
+            ctx.fail(ctx.t("your compile_cost found the compiled model {yours:.2f}x as fast as eager for {label}, "
+                           "but the check timed it at {check:.2f}x: are eager_s and compiled_s swapped?",
+                           yours=yours, check=timing.speedup, label=label))
+
+
 def check(ctx):
     mine = ctx.learner
     _check_time_per_call(ctx, mine)
+    _check_decisions(ctx, mine)
 
     torch.manual_seed(ctx.seed)
     dim, heads = 64, 4
-    block = ctx.reference.Block(dim, heads).to(ctx.device).eval()
+    Block = _counted(ctx.reference.Block)
+    block = Block(dim, heads).to(ctx.device).eval()
     # One fixed, odd shape (fresh values every run): Inductor caches compiled kernels on disk by
     # graph and shape, so a second check of the same code skips most of the compile.
     batch, seq = 5, 37
@@ -185,7 +388,7 @@ def check(ctx):
             compiled = mine.compile_block(block)
             ctx.expect(callable(compiled), ctx.t("compile_block must return the compiled block (a callable), "
                                                  "it returned {kind}", kind=type(compiled).__name__))
-            out = compiled(x)  # the first call compiles
+            out, first_compile_s = _compiling(lambda: compiled(x))  # the first call compiles
             _sync(ctx.device)
         graphs = counters["stats"]["unique_graphs"]
         ctx.expect(graphs >= 1, ctx.t("calling what compile_block returned compiled nothing: it runs in eager "
@@ -214,9 +417,16 @@ def check(ctx):
                          "compiled without an error, split into two graphs. Pass fullgraph=True so that a graph "
                          "break raises instead of quietly costing speed."))
 
-        with ctx.build(ctx.t("compiling the reference…"), figure="reference_compile_s"):
-            reference = ctx.reference.compile_block(block)
-            reference(x)
-            _sync(ctx.device)
-        ctx.time(lambda: compiled(x), lambda: block(x), name="compiled vs eager")
-        ctx.time(lambda: compiled(x), lambda: reference(x), name="compiled vs reference")
+        # What compiling costs, on three jobs. The block on the small batch was compiled above, so
+        # a compile_cost that does not make Dynamo forget measures no compile at all.
+        ctx.channel.quiet()  # the learner's run: measured without the reference run's load
+        metric_works = first_compile_s > 0  # Dynamo's metric exists in this torch
+        wide = _counted(_Elementwise)(256).to(ctx.device).eval()
+        row = _counted(nn.Linear)(8, 8).to(ctx.device).eval()
+        jobs = [
+            (ctx.t("the block {shape}", shape=(batch, seq, dim)), block, x, 3, 200),
+            (ctx.t("elementwise norm {shape}", shape=(16, 256, 256)), wide, ctx.randn(16, 256, 256), 2, 10),
+            (ctx.t("Linear(8, 8) on one row"), row, ctx.randn(1, 8), 10, 5000),
+        ]
+        for label, model, inputs, warmup, iters in jobs:
+            _check_cost(ctx, mine, label, model, inputs, warmup, iters, metric_works)

@@ -1,14 +1,20 @@
-"""Exercise: compile a transformer block with Inductor, and time it the right way.
+"""Exercise: compile a transformer block with Inductor, time it the right way, and decide when
+compiling pays for itself.
 
-`Block` is given. Complete the two functions below:
+`Block` is given. Complete the four functions below:
 
 - `compile_block(block)` returns the block compiled with Inductor (the default backend), such
   that a graph break raises an error instead of silently splitting the block into pieces;
 - `time_per_call(fn, *args, warmup, iters)` returns the seconds per call of `fn(*args)` in
   steady state: the first calls (which compile) are not timed, and on a GPU the clock is read
-  only after the queued kernels have finished.
+  only after the queued kernels have finished;
+- `compile_cost(model, x, warmup, iters)` measures what compiling `model` costs and how many
+  calls it takes to earn that back;
+- `should_compile(cost, calls)` decides, from those figures, whether a job of `calls` calls
+  should be compiled.
 """
 
+import math
 import time
 
 import torch
@@ -54,3 +60,26 @@ def time_per_call(fn, *args, warmup: int = 3, iters: int = 20) -> float:
     #       - on a GPU a call returns before its kernels have run, and the warm-up's kernels may
     #         still be running when you start the clock (the check simulates this on CPU).
     raise NotImplementedError("TODO: time fn in steady state")
+
+
+def compile_cost(model: nn.Module, x: torch.Tensor, warmup: int = 3, iters: int = 20) -> dict[str, float]:
+    """What compiling `model` for inputs like `x` costs, and after how many calls it pays back."""
+    # TODO: return a dict with four figures, all measured here, in seconds:
+    #       "compile_s": what the compile adds to the first call of the compiled model
+    #                    (that call's time beyond an ordinary, steady-state call);
+    #       "eager_s", "compiled_s": steady-state seconds per call of model(x) and of the
+    #                    compiled model, each with your time_per_call(..., warmup, iters);
+    #       "break_even_calls": after how many calls compiling has paid for itself;
+    #                    math.inf when the compiled model is not faster.
+    #       Compile with your compile_block. Watch out:
+    #       - find out when torch.compile actually does its work before you decide what to time;
+    #       - the check may hand you a model whose code was already compiled in this process (it
+    #         is), and compile_s must still measure a real compile.
+    raise NotImplementedError("TODO: measure the compile and its break-even")
+
+
+def should_compile(cost: dict[str, float], calls: int) -> bool:
+    """Whether compiling pays for a job of `calls` calls, from compile_cost's figures."""
+    # TODO: True when compiling (the compile, then `calls` compiled calls) finishes the job
+    #       sooner than `calls` eager calls; False otherwise, including when compiling never pays.
+    raise NotImplementedError("TODO: decide whether compiling pays for this job")
