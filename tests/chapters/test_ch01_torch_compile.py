@@ -22,7 +22,7 @@ def test_compile_block_solution_passes(solution_verdict):
     v = assert_passes(solution_verdict("compile-block"))
     assert v.figures["compile_s"] > 0
     for job in ("the block (5, 37, 64)", "elementwise norm (16, 256, 256)", "Linear(8, 8) on one row"):
-        for who in ("your", "reference"):
+        for who in ("your", "the reference's"):
             cost = v.figures[f"{job}: {who} compile_cost"]
             assert cost["compile_s"] > 0 and cost["compiler_metric_s"] > 0 and cost["break_even_calls"] >= 0
         assert "speedup" in v.figures[f"{job}: compiled vs eager"]
@@ -100,7 +100,6 @@ def test_compile_block_averaging_separately_timed_calls_passes(variant):
             'return torch.compile(block, backend="inductor", fullgraph=True, dynamic=False)',
         ),
     )
-
 
 
 # compile_cost and should_compile: what the compile costs, and when it pays

@@ -344,16 +344,18 @@ def _check_cost(ctx, mine, label: str, model: nn.Module, x: torch.Tensor, warmup
         # The learner's run: the reference's figures beside the learner's, and the check's own
         # interleaved timing of compiled against eager.
         ref, ref_compiling_s = _compiling(lambda: ctx.reference.compile_cost(model, x, warmup=warmup, iters=iters))
-        for who, figures, spent in (("your", cost, compiling_s), ("reference", ref, ref_compiling_s)):
-            ctx.figure(f"{label}: {who} compile_cost", {
+        names = (ctx.t("{label}: your compile_cost", label=label),
+                 ctx.t("{label}: the reference's compile_cost", label=label))
+        for name, figures, spent in zip(names, (cost, ref), (compiling_s, ref_compiling_s)):
+            ctx.figure(name, {
                 "compile_s": figures["compile_s"], "compiler_metric_s": spent,
                 "eager_ms": _ms(figures["eager_s"]), "compiled_ms": _ms(figures["compiled_s"]),
                 "speedup": figures["eager_s"] / figures["compiled_s"],
                 "break_even_calls": figures["break_even_calls"]})
         compiled = ctx.reference.compile_block(model)
         compiled(x)
-        timing = ctx.time(lambda: compiled(x), lambda: model(x), name=f"{label}: compiled vs eager",
-                          compares="yours: compiled, ref: eager, timed by the check")
+        timing = ctx.time(lambda: compiled(x), lambda: model(x), name=ctx.t("{label}: compiled vs eager", label=label),
+                          compares=ctx.t("yours: compiled, ref: eager, timed by the check"))
         yours = e / c
         # Only a wide gap is judged (a fact of the learner's run alone, so ctx.fail, not an
         # observation the reference run would not pair): the learner's figures say the opposite.
