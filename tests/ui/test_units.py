@@ -82,6 +82,16 @@ def test_figures_view_handles_every_kind() -> None:
     assert figures_view({}) is None
 
 
+def test_figure_dicts_read_units_from_their_keys() -> None:
+    import math
+
+    cost = {"compile_s": 0.1686, "eager_ms": 0.3859, "speedup": 1.036, "break_even_calls": 12460.3, "never": math.inf}
+    text = " ".join(plain(figures_view({"the block: your compile cost": cost}), 200).split())
+    for want in ("compile 168.60 ms", "eager 385.9 µs", "speedup 1.04×", "break even calls 12,460", "never ∞"):
+        assert want in text, (want, text)
+    assert "e+" not in text and "compile s" not in text
+
+
 def test_speedup_is_the_ratio_of_the_times_shown() -> None:
     # The old panel showed `you 2.72 ms / ref 2.46 ms / speedup 0.97x` (another statistic).
     text = plain(

@@ -150,7 +150,7 @@ def figures_view(figures: dict[str, Any]) -> Group | None:
             label = name[:-6].replace("_", " ") if name.endswith("_bytes") else label
             others.append(Text.assemble((label, "bold"), "  ", fmt_bytes(value)))
         elif isinstance(value, dict):
-            inner = ", ".join(f"{k.replace('_', ' ')} {_num(v)}" for k, v in value.items() if k != "timeline")
+            inner = ", ".join(_item(k, v) for k, v in value.items() if k != "timeline")
             others.append(Text.assemble((label, "bold"), "  ", inner))
         else:
             others.append(Text.assemble((label, "bold"), "  ", _num(value)))
@@ -160,5 +160,23 @@ def figures_view(figures: dict[str, Any]) -> Group | None:
 
 def _num(v: Any) -> str:
     if isinstance(v, float):
+        if math.isinf(v):
+            return "∞" if v > 0 else "-∞"
+        if abs(v) >= 1000:
+            return f"{v:,.0f}"  # 12,460, not 1.246e+04
         return f"{v:.4g}"
     return str(v)
+
+
+def _item(key: str, value: Any) -> str:
+    """One `key value` of a figure that is a dict: units read from the key's suffix
+    (compile_s 0.1686 -> "compile 168.60 ms"), a speedup as a factor."""
+    if _number(value):
+        for suffix, scale in (("_s", 1.0), ("_ms", 1e-3), ("_us", 1e-6)):
+            if key.endswith(suffix):
+                return f"{key[: -len(suffix)].replace('_', ' ')} {fmt_seconds(value * scale)}"
+        if key.endswith("_bytes"):
+            return f"{key[:-6].replace('_', ' ')} {fmt_bytes(value)}"
+        if key == "speedup":
+            return f"speedup {value:.2f}×"
+    return f"{key.replace('_', ' ')} {_num(value)}"
