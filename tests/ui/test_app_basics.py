@@ -325,3 +325,23 @@ def test_commands_other_than_start_run_with_the_collector(tmp_path: Path) -> Non
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, cwd=REPO, timeout=60)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().endswith("True")
+
+
+async def test_a_page_seen_before_paints_whole_and_highlighted_from_the_render_cache(make_app) -> None:
+    from tutor.ui.widgets import guide
+
+    first = make_app(chapter=2, step_id="why")
+    async with first.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        view = first.main.query_one(GuideView)
+        view.highlight_code()  # what the screen does a moment after the first paint
+        await pilot.pause()
+        drawn = view.render_lines(view.region.reset_offset)
+        assert view._page is not None and view._page.complete
+    guide._highlight = False  # a new process: nothing highlighted yet
+    again = make_app(chapter=2, step_id="why")
+    async with again.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        view = again.main.query_one(GuideView)
+        assert view._page is not None and view._page.complete  # before any highlighting pass
+        assert [s.text for s in view.render_lines(view.region.reset_offset)] == [s.text for s in drawn]

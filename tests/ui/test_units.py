@@ -219,3 +219,35 @@ def test_navigator_wraps_latin_titles_without_the_wide_regex() -> None:
     assert not has_wide("Sigmoid — with “quotes” → arrows")  # non-ASCII, still no wide character
     assert has_wide("复用输出") and has_wide("x ＝ 1")  # CJK and full-width forms
     assert wrap_cells("Write  a C++ extension", 9) == ["Write a", "C++", "extension"]
+
+
+def test_render_cache_replays_a_page_exactly(tmp_path: Path) -> None:
+    from rich.console import Console
+    from rich.style import Style
+
+    from tutor.ui import render_cache
+    from tutor.ui.render_cache import RenderCache
+    from tutor.ui.widgets.guide_markdown import guide_markdown
+
+    page = "# Title\n\nSome *text* with `code`.\n\n```python\nx = torch.ones(3)  # a comment\n```\n\n| a | b |\n|---|---|\n| 1 | 2 |\n"
+    console = Console(width=80, force_terminal=True, color_system="truecolor")
+    lines = console.render_lines(guide_markdown(page, True), console.options.update(width=60))
+    cache = RenderCache(tmp_path)
+    cache.store(page, 60, "page", lines)
+
+    def segments(rows: list) -> list:
+        return [[(s.text, s.style or Style.null()) for s in row if not s.control and s.text] for row in rows]
+
+    assert segments(cache.load(page, 60, "page")) == segments(lines)  # colours, bold, code background
+    assert cache.load(page, 59, "page") is None  # another width draws afresh
+    assert cache.load(page + "\nmore", 60, "page") is None  # an edited page too
+    for f in tmp_path.glob("*.json"):
+        f.write_text("[[", encoding="utf-8")  # a truncated file is a miss, not an error
+    assert cache.load(page, 60, "page") is None
+    old_max, render_cache.MAX_FILES = render_cache.MAX_FILES, 3
+    try:
+        for width in range(10, 16):
+            cache.store(page, width, "page", lines)
+        assert len(list(tmp_path.glob("*.json"))) == 3  # the oldest were removed
+    finally:
+        render_cache.MAX_FILES = old_max

@@ -20,8 +20,10 @@ from tutor.course import Chapter, Course, LessonError, load_course
 from tutor.i18n import N_, _
 from tutor.progress import Progress, ProgressError
 from tutor.ui.messages import RunnerFailed, RunnerReady, post
+from tutor.ui.render_cache import RenderCache
 from tutor.ui.screens.main import MainScreen
 from tutor.ui.status import Snapshot, chapter_label, chapter_progress_label
+from tutor.ui.widgets.guide import use_render_cache
 from tutor.workspace import Workspace
 
 if TYPE_CHECKING:  # the client module is imported on first use, off the first paint
@@ -72,6 +74,7 @@ class TutorApp(App[int]):
         # Damage found while the app runs is recovered from at once: say so at once too.
         self.progress.on_notice = self._progress_notice
         self.workspace = Workspace(home)
+        use_render_cache(RenderCache(paths.cache_dir(home) / "guide"))  # pages drawn before paint at once
         self.gpus: int | None = None  # known once the runner is up
         self._start = (chapter, step_id)
         self._warm = warm_runner

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 
 from rich.console import Group, RenderableType
-from rich.markdown import Markdown as RichMarkdown
 from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
@@ -47,6 +46,8 @@ class HintPanel(VerticalScroll):
 
     def show_targeted(self, hint: str) -> None:
         """A hint for the mistake the last check recognised (not one of the ladder's)."""
+        from rich.markdown import Markdown as RichMarkdown  # ~25 ms to import: not before the first paint
+
         self.targeted = hint
         parts: list[RenderableType] = [
             Text(_("For the mistake your last check found"), style="bold"),
@@ -70,6 +71,8 @@ class HintPanel(VerticalScroll):
             self.remove_class("-visible")
             self.query_one("#hints-text", Static).update("")
             return
+        from rich.markdown import Markdown as RichMarkdown
+
         parts: list[RenderableType] = []
         for i, hint in enumerate(hints[:revealed], start=1):
             newest = i == revealed
