@@ -41,6 +41,7 @@ def _tomllib() -> Any:
         import tomli as tomllib
     return tomllib
 
+
 FORMAT_VERSION = 1
 MANIFEST = "lesson.toml"
 DEFAULT_LANGUAGE = "en"
