@@ -413,13 +413,16 @@ class Context:
         *,
         name: str = "time",
         compares: str = "yours vs the reference solution",
+        sides: tuple[str, str] | None = None,
         budget_s: float = 0.3,
         min_rounds: int = 7,
         warmup: int = 2,
     ) -> Timing:
         """Time learner and reference side by side: warm-up, then interleaved rounds (ABBA),
         each a block of calls long enough to measure; medians, IQR and the speedup.
-        `compares` says in words what the two sides are (shown beside the figure)."""
+        `compares` says in words what the two sides are (shown beside the figure); `sides`
+        names the two rows when they are not the learner's code and the reference's (e.g.
+        (ctx.t("compiled"), ctx.t("eager")) when a check times two ways of running one model)."""
         from tutor.runner import timing  # torch-side helper, imported only when used
 
         if not getattr(self.channel, "measures_speed", True):
@@ -431,7 +434,7 @@ class Context:
         result = timing.interleaved(
             learner, reference, device=self.device, budget_s=budget_s, min_rounds=min_rounds, warmup=warmup
         )
-        self.figure(name, {**result.as_dict(), "compares": compares})
+        self.figure(name, {**result.as_dict(), "compares": compares, **({"sides": list(sides)} if sides else {})})
         return result
 
     def peak_memory(self, fn: Callable[[], Any]) -> int:

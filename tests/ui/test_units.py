@@ -251,3 +251,11 @@ def test_render_cache_replays_a_page_exactly(tmp_path: Path) -> None:
         assert len(list(tmp_path.glob("*.json"))) == 3  # the oldest were removed
     finally:
         render_cache.MAX_FILES = old_max
+
+
+def test_a_timing_with_named_sides_says_which_side_is_faster() -> None:
+    timing = {"learner_s": 2.95e-3, "reference_s": 5.32e-3, "noisy": False, "sides": ["compiled", "eager"]}
+    text = " ".join(plain(figures_view({"the norm: compiled vs eager": timing}), 100).split())
+    assert "compiled 2.95 ms" in text and "eager 5.32 ms" in text
+    assert "speedup 1.80× (eager ÷ compiled): compiled is faster" in text
+    assert "yours" not in text and "ref" not in text.replace("reference", "")

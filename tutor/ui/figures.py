@@ -62,14 +62,23 @@ def _title(label: str, value: dict[str, Any]) -> Text:
     return title
 
 
-def _rows(mine: Any, ref: Any, fmt: Any, mine_style: str) -> list[Text]:
-    """Two rows, yours and the reference, bars on one scale; values right-aligned."""
+def _sides(value: dict[str, Any]) -> tuple[str, str] | None:
+    """The checker's names for the two rows (`ctx.time(..., sides=...)`), when it gave them."""
+    sides = value.get("sides")
+    if isinstance(sides, (list, tuple)) and len(sides) == 2 and all(isinstance(x, str) and x.strip() for x in sides):
+        return sides[0].strip(), sides[1].strip()
+    return None
+
+
+def _rows(mine: Any, ref: Any, fmt: Any, mine_style: str, sides: tuple[str, str] | None = None) -> list[Text]:
+    """Two rows, yours and the reference (or the checker's two sides), bars on one scale;
+    values right-aligned."""
     numbers = _number(mine) and _number(ref)
     biggest = max(mine, ref) if numbers else 0
     a, b = fmt(mine) if _number(mine) else str(mine), fmt(ref) if _number(ref) else str(ref)
     width = max(len(a), len(b))
     # The two labels padded to the same cells (a Chinese label is two cells a character).
-    yours, ref_label = _("yours"), _("ref")
+    yours, ref_label = sides or (_("yours"), _("ref"))
     cells = max(cell_len(yours), cell_len(ref_label))
     yours += " " * (cells - cell_len(yours))
     ref_label += " " * (cells - cell_len(ref_label))
@@ -93,9 +102,10 @@ def time_view(label: str, value: dict[str, Any]) -> list[RenderableType]:
     speedup = speedup_of(value)
     noisy = bool(value.get("noisy"))
     style = "yellow" if noisy or speedup is None or speedup < 1 else "green"
+    sides = _sides(value)
     parts: list[RenderableType] = [
         _title(label, value),
-        *_rows(value["learner_s"], value["reference_s"], fmt_seconds, style),
+        *_rows(value["learner_s"], value["reference_s"], fmt_seconds, style, sides),
     ]
     if noisy:
         reason = value.get("noise_reason")
@@ -104,16 +114,21 @@ def time_view(label: str, value: dict[str, Any]) -> list[RenderableType]:
     elif speedup is not None:
         if 0.95 <= speedup <= 1.05:
             verdict = _("about the same speed")
-        elif speedup > 1:
-            verdict = _("yours is faster")
+        elif sides:
+            verdict = _("{side} is faster", side=sides[0]) if speedup > 1 else _("{side} is slower", side=sides[0])
         else:
-            verdict = _("yours is slower")
-        parts.append(
-            Text(
-                "  " + _("speedup {speedup}× (ref ÷ yours): {verdict}", speedup=f"{speedup:.2f}", verdict=verdict),
-                style="italic",
+            verdict = _("yours is faster") if speedup > 1 else _("yours is slower")
+        if sides:
+            line = _(
+                "speedup {speedup}× ({second} ÷ {first}): {verdict}",
+                speedup=f"{speedup:.2f}",
+                first=sides[0],
+                second=sides[1],
+                verdict=verdict,
             )
-        )
+        else:
+            line = _("speedup {speedup}× (ref ÷ yours): {verdict}", speedup=f"{speedup:.2f}", verdict=verdict)
+        parts.append(Text("  " + line, style="italic"))
     return parts
 
 

@@ -355,7 +355,7 @@ def _check_cost(ctx, mine, label: str, model: nn.Module, x: torch.Tensor, warmup
         compiled = ctx.reference.compile_block(model)
         compiled(x)
         timing = ctx.time(lambda: compiled(x), lambda: model(x), name=ctx.t("{label}: compiled vs eager", label=label),
-                          compares=ctx.t("yours: compiled, ref: eager, timed by the check"))
+                          compares=ctx.t("timed by the check"), sides=(ctx.t("compiled"), ctx.t("eager")))
         yours = e / c
         # Only a wide gap is judged (a fact of the learner's run alone, so ctx.fail, not an
         # observation the reference run would not pair): the learner's figures say the opposite.
