@@ -92,6 +92,25 @@ async def test_panels_leave_the_editor_its_lines_and_scroll_from_the_keyboard(ma
         assert app.focused is editor
 
 
+async def test_a_step_title_on_two_rows_still_leaves_the_editor_its_lines(make_app) -> None:
+    app = make_app(step_id="sigmoid", runner=FakeRunner([LONG_FAIL]))
+    async with app.run_test(size=(80, 24)) as pilot:
+        # A long title (real ones reach 90 columns with the id) wraps at 80 columns.
+        object.__setattr__(app.main.step, "title", "A sigmoid with a title long enough to wrap " * 2)
+        app.main.refresh_status()
+        await pilot.pause()
+        assert app.main.query_one("#step-title").size.height == 2
+        editor = app.main.query_one("#editor", CodeEditor)
+        editor.move_cursor((editor.document.line_count - 1, 0))
+        await pilot.press("tab", "tab", "tab")  # all three hints
+        assert app.main.query_one(HintPanel).display
+        await pilot.press("ctrl+r")
+        await wait_for(pilot, lambda: app.main.query_one(ResultsPanel).verdict is not None)
+        await pilot.pause()
+        assert app.main.query_one("#step-title").size.height == 2
+        assert editor.content_region.height >= 8
+
+
 async def test_tab_with_a_selection_or_in_indentation_still_indents(make_app, home: Path) -> None:
     app = make_app(step_id="sigmoid")
     async with app.run_test() as pilot:

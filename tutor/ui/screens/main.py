@@ -355,8 +355,9 @@ class MainScreen(Screen[None]):
             return
         height = self.size.height
         keep = 12 if height >= 32 else 8
-        # header, step title, footer; the editor's border
-        room = max(4, height - 3 - (keep + 2))
+        # header, step title (two rows when a long title wraps), footer; the editor's border
+        title = max(1, self.query_one("#step-title", Static).size.height)
+        room = max(4, height - 2 - title - (keep + 2))
         hints = self.query_one(HintPanel)
         results = self.query_one(ResultsPanel)
         hint_cap = max(3, room // 2) if results.open else room
@@ -492,6 +493,8 @@ class MainScreen(Screen[None]):
         self._show_work(step)
         self._apply_layout()
         self._fit_panels()
+        if self._painted:  # the new title may wrap to another row: fit again once it is laid out
+            self.call_after_refresh(self._fit_panels)
         self.refresh_bindings()
         return True
 
