@@ -92,11 +92,16 @@ async def test_panels_leave_the_editor_its_lines_and_scroll_from_the_keyboard(ma
         assert app.focused is editor
 
 
-async def test_a_step_title_on_two_rows_still_leaves_the_editor_its_lines(make_app) -> None:
+async def test_a_step_title_on_two_rows_still_leaves_the_editor_its_lines(
+    make_app, request: pytest.FixtureRequest
+) -> None:
     app = make_app(step_id="sigmoid", runner=FakeRunner([LONG_FAIL]))
     async with app.run_test(size=(80, 24)) as pilot:
-        # A long title (real ones reach 90 columns with the id) wraps at 80 columns.
-        object.__setattr__(app.main.step, "title", "A sigmoid with a title long enough to wrap " * 2)
+        # A long title (real ones reach 90 columns with the id) wraps at 80 columns. The course
+        # is shared by the session's tests: the title goes back when this test ends.
+        step, title = app.main.step, app.main.step.title
+        object.__setattr__(step, "title", "A sigmoid with a title long enough to wrap " * 2)
+        request.addfinalizer(lambda: object.__setattr__(step, "title", title))
         app.main.refresh_status()
         await pilot.pause()
         assert app.main.query_one("#step-title").size.height == 2
