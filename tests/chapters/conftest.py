@@ -171,6 +171,7 @@ def solution_verdict(check_code, solution_text) -> Callable[..., Verdict]:
     return run
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the marks into node ids
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """One chapter's tests on one xdist worker (`--dist loadgroup`, set in pyproject): each
     worker keeps its own warm runner, and a chapter's reference runs are then made once,

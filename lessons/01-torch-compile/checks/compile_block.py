@@ -192,11 +192,18 @@ class _CountsEagerCalls:
     of the graph and a compiled call leaves it alone."""
 
     eager_calls = 0
+    # The shortest eager forward, in seconds: no honest eager_s (mean, median or min of calls that
+    # each ran this forward) is below it, whatever else the machine is doing.
+    fastest_eager_s = math.inf
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        if not torch.compiler.is_compiling():
-            self.eager_calls += 1
-        return super().forward(x)
+        if torch.compiler.is_compiling():
+            return super().forward(x)
+        self.eager_calls += 1
+        start = time.perf_counter()
+        out = super().forward(x)
+        self.fastest_eager_s = min(self.fastest_eager_s, time.perf_counter() - start)
+        return out
 
 
 def _counted(cls: type) -> type:
@@ -281,9 +288,9 @@ def _check_cost(ctx, mine, label: str, model: nn.Module, x: torch.Tensor, warmup
     """compile_cost on one job: a real compile, timed where it happens; the steady state of both
     sides; a break-even that follows from them; decisions that follow from the break-even."""
     ctx.phase(ctx.t("measuring compile_cost: {label}", label=label))
-    model.eager_calls = 0
+    model.eager_calls, model.fastest_eager_s = 0, math.inf
     cost, compiling_s = _compiling(lambda: mine.compile_cost(model, x, warmup=warmup, iters=iters))
-    eager_calls = model.eager_calls
+    eager_calls, fastest_eager_s = model.eager_calls, model.fastest_eager_s
     shaped = isinstance(cost, dict) and all(key in cost for key in COST_KEYS)
     ctx.expect(shaped, ctx.t("compile_cost must return a dict with the keys compile_s, eager_s, compiled_s and "
                              "break_even_calls; it returned {what}",
@@ -297,6 +304,15 @@ def _check_cost(ctx, mine, label: str, model: nn.Module, x: torch.Tensor, warmup
     if not all(_real(v) for v in (k, e, c, be)):
         return
 
+    # eager_s timed the eager model: no call of it took less than its shortest forward. (On a GPU
+    # a forward only queues kernels, so this bound is loose there; the timing below still judges.)
+    # (One expectation whatever the figures: the learner's run and the reference's pair them.)
+    swapped = ctx.device.type == "cpu" and c >= fastest_eager_s and e < 0.8 * fastest_eager_s
+    ctx.expect(not swapped,
+               ctx.t("compile_cost returned eager_s = {e:.3g} ms for {label}, but no eager call of the model "
+                     "took less than {fastest:.3g} ms while compile_cost ran, and compiled_s = {c:.3g} ms is "
+                     "that slow: are eager_s and compiled_s swapped?",
+                     e=_ms(e), c=_ms(c), fastest=_ms(fastest_eager_s), label=label))
     # A compile happened inside compile_cost, and compile_s is what it cost.
     if metric_works:
         ctx.expect(compiling_s > 0.002,
