@@ -4,7 +4,10 @@
 
 The whole TutorApp runs headless (`run_test`) on chapter 2's `sigmoid` exercise, whose
 workspace file (in a temp TUTOR_HOME) is replaced by a 300-line module; the cursor starts on
-line 150. For each key: take the time, hand a Key event to the driver (as a terminal would),
+line 150. The garbage collector is handled as the `tutor` command handles it (paused for
+start-up, resumed after the first paint with start-up's objects set aside, one settling
+collection 2 s later: tutor/gcpause.py), and typing starts after that settling, as a learner
+reads the guide first. For each key: take the time, hand a Key event to the driver (as a terminal would),
 let the app run for `gap` seconds (a fast typist's pace), and take the time the first
 repaint (compositor update) after the edit reached the document finished. Autosave runs as in
 real use (a save at most once a second while typing). Keys: letters, spaces, Enter (with
@@ -29,6 +32,7 @@ from textual import events
 from textual.app import App, ComposeResult
 from textual.widgets import TextArea
 
+from tutor import gcpause
 from tutor.course import load_course
 from tutor.ui.app import TutorApp
 from tutor.workspace import Workspace
@@ -91,14 +95,18 @@ def key_for(i: int) -> tuple[str, str | None]:
     return ("space", " ") if char == " " else (char, char)
 
 
-async def measure(app: App, lines: int, keys: int, gap: float, size: tuple[int, int]) -> dict[str, list[float]]:
-    """Type `keys` keys into the app's focused TextArea; key->repaint and key->edit times."""
+async def measure(
+    app: App, lines: int, keys: int, gap: float, size: tuple[int, int], settle: float = 0.0
+) -> dict[str, list[float]]:
+    """Type `keys` keys into the app's focused TextArea, `settle` seconds after it started;
+    key->repaint and key->edit times."""
     repaints: list[float] = []
     edited_at: list[float] = []
     handler: list[float] = []
     latencies: list[float] = []
     async with app.run_test(size=size) as pilot:
         await pilot.pause()
+        await asyncio.sleep(settle)
         editor = app.screen.query_one(TextArea)
         editor.focus()
         assert editor.document.line_count >= lines
@@ -164,9 +172,10 @@ async def run(lines: int, keys: int, gap: float, size: tuple[int, int]) -> dict[
     home = Path(tempfile.mkdtemp(prefix="tutor-bench-"))
     Workspace(home).write(exercise, module(lines))
     chapter = course.chapter_of(exercise).number
+    gcpause.pause()  # what `tutor` (tutor.launch) does before its first import
     app = TutorApp(course, home, chapter, exercise.id, warm_runner=False)
     try:
-        tutor = await measure(app, lines, keys, gap, size)
+        tutor = await measure(app, lines, keys, gap, size, settle=2.5)
     finally:
         app.close_resources()
     bare = await measure(Bare(module(lines)), lines, keys, gap, size)

@@ -305,16 +305,20 @@ async def test_garbage_collector_resumes_after_the_first_paint(make_app) -> None
     from tutor import gcpause
 
     app = make_app(chapter=2, step_id="why")
+    thresholds = gc.get_threshold()
     gcpause.pause()  # what the `tutor` command does before its first import
     try:
         assert not gc.isenabled()
         async with app.run_test(size=(80, 24)) as pilot:
             await pilot.pause()
             assert gc.isenabled() and app.main.query_one(GuideView).source
+            # Typing allocates thousands of objects a key: young collections wait longer.
+            assert gc.get_threshold()[0] == gcpause.YOUNG_THRESHOLD
     finally:
         gcpause.resume()
         gc.enable()
         gc.unfreeze()
+        gc.set_threshold(*thresholds)
     assert not gcpause.resume()  # resumed once, by the app
 
 

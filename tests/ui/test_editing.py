@@ -336,3 +336,48 @@ async def test_quit_during_a_disk_conflict_keeps_the_editor_text_aside(make_app,
     aside = list((home / "backups" / "02-custom-autograd").glob("sigmoid.editor-*.py"))
     assert len(aside) == 1 and aside[0].read_text().startswith("# mine")
     assert str(aside[0]) in app.exit_message
+
+
+async def test_lines_kept_from_earlier_frames_match_a_fresh_drawing() -> None:
+    """The editor keeps drawn lines by their content (not redrawn on every key): after resizes,
+    typing, new lines (renumbering), deletions, a selection, scrolling, wrap off and a theme change,
+    every row on screen is what TextArea would draw from scratch (the snapshot at a size the
+    app settles into showed long lines cut, not wrapped, before the wrap was in the key)."""
+    from textual.app import App, ComposeResult
+
+    source = "".join(f"def f{i}(x):\n    s = 'text {i}'  # note\n    return x + {i}\n\n" for i in range(40))
+
+    class One(App[None]):
+        def compose(self) -> ComposeResult:
+            yield CodeEditor.for_code(source, id="editor")
+
+    app = One()
+    async with app.run_test(size=(60, 20)) as pilot:
+        editor = app.query_one(CodeEditor)
+        editor.focus()
+
+        async def same_as_fresh(after: str) -> None:
+            await pilot.pause()
+            for y in range(editor.size.height):
+                shown, fresh = editor.render_line(y), editor._render_line(y)
+                assert shown == fresh, f"after {after}, row {y}: {shown.text!r} != {fresh.text!r}"
+
+        await pilot.pause()
+        await same_as_fresh("opening")
+        await pilot.resize_terminal(34, 20)  # long lines wrap: the rows move
+        await same_as_fresh("a narrower terminal")
+        await pilot.resize_terminal(60, 20)
+        await same_as_fresh("a wider terminal")
+        editor.move_cursor((5, 4))
+        await pilot.press(*"q = (", "enter", *"'open string")
+        await same_as_fresh("typing and a new line")
+        await pilot.press("backspace", "up", "end", "backspace", "backspace")
+        await same_as_fresh("deleting")
+        await pilot.press("shift+down", "shift+down", "shift+down")
+        await same_as_fresh("a selection")
+        await pilot.press("pagedown", "down")
+        await same_as_fresh("scrolling")
+        await pilot.press("f3")
+        await same_as_fresh("wrap off")
+        app.theme = "textual-light"
+        await same_as_fresh("a theme change")
