@@ -7,8 +7,8 @@ workspace file (in a temp TUTOR_HOME) is replaced by a 300-line module; the curs
 line 150. The garbage collector is handled as the `tutor` command handles it (paused for
 start-up, resumed after the first paint with start-up's objects set aside, one settling
 collection 2 s later: tutor/gcpause.py), and typing starts after that settling, as a learner
-reads the guide first. For each key: take the time, hand a Key event to the driver (as a terminal would),
-let the app run for `gap` seconds (a fast typist's pace), and take the time the first
+reads the guide first. For each key: take the time, hand a Key event to the driver (as a
+terminal would), let the app run for `gap` seconds (a fast typist's pace), and take the time the first
 repaint (compositor update) after the edit reached the document finished. Autosave runs as in
 real use (a save at most once a second while typing). Keys: letters, spaces, Enter (with
 auto-indent) every 20th key and a Backspace every 15th. The same keys then go to a bare

@@ -27,6 +27,11 @@ from textual.widgets import TextArea
 from tutor.i18n import N_, _
 
 
+# scroll_y, the view's geometry and settings, the cursor's row, the selection's first and last
+# rows (-1 when empty), the matched bracket.
+_FrameState = tuple[int, tuple[object, ...], int, int, int, tuple[int, int] | None]
+
+
 def _span_order(highlight: tuple[int, int | None, str]) -> tuple[int, int]:
     start, end, _name = highlight
     return start, -(end if end is not None else 1 << 30)
@@ -163,12 +168,12 @@ class CodeEditor(TextArea):
     # cursor, the selection and a matched bracket looks the same whenever its text, highlights,
     # number and the view's geometry are the same: those lines are kept by that content.
 
-    _drawn: LRUCache[tuple[object, ...], Strip]
+    _drawn: LRUCache[tuple[object, ...], Strip] | None = None  # created on the first draw
     # What every line of one frame shares (view geometry, settings, cursor rows); set by
     # render_lines so each line's key costs a few lookups.
-    _frame: tuple[int, tuple[object, ...], int, int, int, tuple[int, int] | None] | None = None
+    _frame: _FrameState | None = None
 
-    def _frame_state(self) -> tuple[int, tuple[object, ...], int, int, int, tuple[int, int] | None]:
+    def _frame_state(self) -> _FrameState:
         scroll_x, scroll_y = self.scroll_offset
         start, end = self.selection
         top, bottom = sorted((start[0], end[0])) if start != end else (-1, -1)
@@ -221,9 +226,8 @@ class CodeEditor(TextArea):
         key = self._content_key(y)
         if key is None:
             return super().render_line(y)
-        try:
-            drawn = self._drawn
-        except AttributeError:
+        drawn = self._drawn
+        if drawn is None:
             drawn = self._drawn = LRUCache(2048)
         strip = drawn.get(key)
         if strip is None:
@@ -232,10 +236,8 @@ class CodeEditor(TextArea):
 
     def notify_style_update(self) -> None:
         """A style or theme change: every kept line is out of date."""
-        try:
+        if self._drawn is not None:
             self._drawn.clear()
-        except AttributeError:
-            pass
         super().notify_style_update()
 
     def action_cursor_right(self, select: bool = False) -> None:
