@@ -28,6 +28,7 @@ from typing import Any, Callable, Iterator, Mapping, Sequence
 import torch
 
 from tutor.i18n import N_, _
+from tutor.runner.contract import Contract
 from tutor.runner.memory import Memory
 from tutor.runner.timing import Timing, median_iqr  # noqa: F401 - part of the checking API
 
@@ -86,8 +87,12 @@ class Context:
         learner_loader: Callable[[], ModuleType] | None = None,
         reference_loader: Callable[[], ModuleType] | None = None,
         reasons: Mapping[str, str] | None = None,
+        allows: Sequence[str] = (),
     ) -> None:
         self._reasons = dict(reasons or {})
+        # Before the learner's file is imported: a flag set at import is a change too.
+        self._contract = Contract(self._observe_left, allows)
+        self._learner_view: ModuleType | None = None
         self._learner = learner
         self._learner_loader = learner_loader
         self._reference = reference
@@ -110,11 +115,16 @@ class Context:
 
     @property
     def learner(self) -> ModuleType:
-        """The learner's module, imported on first use (so build phases can be timed)."""
+        """The learner's module, imported on first use (so build phases can be timed). Its
+        functions keep the call contract (tutor.runner.contract): a call that leaves behind a
+        change the reference's same call does not (an input written in place, a model left in
+        eval mode, grad mode off, a flag set) fails the check, naming the change."""
         if self._learner is None:
             assert self._learner_loader is not None
             self._learner = self._learner_loader()
-        return self._learner
+        if self._learner_view is None:
+            self._learner_view = self._contract.module(self._learner)
+        return self._learner_view
 
     @property
     def reference(self) -> ModuleType:
@@ -133,9 +143,24 @@ class Context:
     def load_learner(self, phase: str = "importing your code") -> ModuleType:
         """Import the learner's module now, timing it as a build step (C++ and CUDA exercises)."""
         if self._learner is not None:
-            return self._learner
+            return self.learner
         with self.build(phase):
             return self.learner
+
+    def finish(self) -> None:
+        """The end of the check (the runner calls it): what is still changed for everyone since
+        the check began, a flag set when the learner's file was imported among them."""
+        self._contract.finish()
+
+    @contextlib.contextmanager
+    def uncontracted(self) -> Iterator[None]:
+        """Calls into learner code inside this block skip the call contract (and its snapshots):
+        timing and memory measurements, which the reference run does not repeat."""
+        self._contract.paused += 1
+        try:
+            yield
+        finally:
+            self._contract.paused -= 1
 
     # -- inputs --------------------------------------------------------------------------------
 
@@ -217,6 +242,11 @@ class Context:
             self.channel.expect(kind, name, None, _portable(expected), options)
         else:
             self.channel.expect(kind, name, _portable(actual), None, options)
+
+    def _observe_left(self, call: str, changes: list[tuple[str, str]]) -> None:
+        """What one call into learner code changed, by key: the judge fails the learner's run
+        on a key the reference run's same call did not report."""
+        self._observe("left", call, changes, changes, {})
 
     def _observe_here(self, kind: str, name: str, actual: Any, expected: Any, options: dict[str, Any]) -> None:
         """Both sides from this run: the reference run sends only the kind and name."""
@@ -431,9 +461,10 @@ class Context:
             return Timing(math.nan, math.nan, 0.0, 0.0, 0, 0, self.device.type)
         self.channel.quiet()
         self.phase(_("timing {name}", name=name))
-        result = timing.interleaved(
-            learner, reference, device=self.device, budget_s=budget_s, min_rounds=min_rounds, warmup=warmup
-        )
+        with self.uncontracted():
+            result = timing.interleaved(
+                learner, reference, device=self.device, budget_s=budget_s, min_rounds=min_rounds, warmup=warmup
+            )
         self.figure(name, {**result.as_dict(), "compares": compares, **({"sides": list(sides)} if sides else {})})
         return result
 
@@ -441,7 +472,8 @@ class Context:
         """Peak bytes of tensor memory allocated while `fn()` runs (above what was live before)."""
         from tutor.runner import memory
 
-        return memory.peak_bytes(fn, self.device)
+        with self.uncontracted():
+            return memory.peak_bytes(fn, self.device)
 
     def memory(
         self,
@@ -455,7 +487,8 @@ class Context:
         from tutor.runner import memory
 
         self.phase(_("measuring {name}", name=name))
-        result = memory.compare(learner, reference, self.device)  # peaks and timelines
+        with self.uncontracted():
+            result = memory.compare(learner, reference, self.device)  # peaks and timelines
         self.figure(name, {**result.as_dict(), "compares": compares})
         return result
 

@@ -106,6 +106,12 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="also run every solution with N-1 more input seeds (it must pass them all)",
     )
+    dm = dsub.add_parser("mutate", help="operator mutants of a solution through its checker: the mutation score")
+    dm.add_argument("exercise")
+    dm.add_argument("--record", action="store_true", help="write the chapter's lessons/NN-slug/mutants.toml")
+    dm.add_argument("--limit", type=int, metavar="N", help="only the first N mutants")
+    dm.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
+    dm.add_argument("--json", action="store_true")
     return p
 
 
@@ -357,8 +363,21 @@ def cmd_doctor(args: argparse.Namespace, home: Path) -> int:
 
 
 def cmd_dev(args: argparse.Namespace, home: Path) -> int:
+    if args.dev_command == "mutate":
+        from tutor.course import LessonError, load_course
+        from tutor.mutate import dev_mutate
+
+        try:
+            load_course().exercise(args.exercise)
+        except KeyError:
+            raise UsageError(f"no exercise {args.exercise!r} (`tutor list` shows them)") from None
+        except LessonError as exc:
+            raise UsageError(str(exc)) from None
+        return dev_mutate(
+            console, home, args.exercise, record=args.record, as_json=args.json, limit=args.limit, device=args.device
+        )
     if args.dev_command != "check":
-        raise UsageError("usage: tutor dev check [--chapter N] [--no-run]")
+        raise UsageError("usage: tutor dev check [--chapter N] [--no-run] | tutor dev mutate EXERCISE")
     from tutor.devcheck import dev_check
 
     if args.seeds < 1:

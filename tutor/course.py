@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from tutor import paths
+from tutor.runner.protocol import CONTRACT_CATEGORIES
 
 
 def _tomllib() -> Any:
@@ -195,6 +196,9 @@ class Exercise(Step):
     timeout: float = 60.0
     needs: Needs = field(default_factory=Needs)
     mistakes: tuple[Mistake, ...] = ()
+    # What the task lets a call change beyond what the reference's calls change (the call
+    # contract's categories, tutor.runner.contract.CATEGORIES).
+    allows: tuple[str, ...] = ()
 
     def mistake_for(self, reason: str) -> Mistake | None:
         """The known mistake a failure reason points to, if any (the first that matches)."""
@@ -485,6 +489,14 @@ def _load_step(
         _load_mistake(_Fields(f.file, table, f"{f.name('mistakes')}[{j}]"))
         for j, table in enumerate(f.get("mistakes", list, []))
     )
+    allows = f.get("allows", list, [])
+    for j, category in enumerate(allows):
+        if category not in CONTRACT_CATEGORIES:
+            raise LessonError(
+                f.file,
+                f"{f.name('allows')}[{j}]",
+                f"must be one of {', '.join(CONTRACT_CATEGORIES)}, not {category!r}",
+            )
     return Exercise(
         **common,
         stub=f.file_in("stub", directory),
@@ -494,6 +506,7 @@ def _load_step(
         timeout=float(timeout),
         needs=Needs(device=device, gpus=gpus, processes=processes),  # type: ignore[arg-type]  # checked above
         mistakes=mistakes,
+        allows=tuple(allows),
     )
 
 
@@ -545,7 +558,7 @@ def load_course(lessons: Path | None = None, solutions: Path | None = None, lang
 # ---------------------------------------------------------------------------------------------
 # A cache for `tutor start`: parsing and validating every manifest cost ~25 ms of its first paint.
 
-_CACHE_FORMAT = 1
+_CACHE_FORMAT = 2
 
 
 def load_course_cached(

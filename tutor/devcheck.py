@@ -26,6 +26,7 @@ from rich.table import Table
 
 from tutor import i18n, paths, reason_lint
 from tutor.headless import STATUS_STYLE, run_checks
+from tutor.mutate import record_status
 from tutor.course import (
     DEFAULT_LANGUAGE,
     Course,
@@ -373,6 +374,13 @@ def dev_check(
         ],
     )
     exercises = [e for c in wanted for e in c.exercises]
+    mutation = [m for m in record_status(course) if any(m.exercise == e.id for e in exercises)]
+    report.problems += [
+        f"{m.exercise}: its mutation record is stale (the solution or checker changed since it was "
+        f"measured): run `tutor dev mutate {m.exercise} --record`"
+        for m in mutation
+        if m.stale
+    ]
     if run and exercises:
         workspace = Workspace(home)
         runner = Runner(cache_dir=paths.cache_dir(home), device=device)
@@ -448,6 +456,19 @@ def dev_check(
                     "translation_warnings": report.warnings,
                     "skipped": report.skipped,
                     "exercises": [dict(zip(("exercise", "stub", "solution", "note"), r)) for r in report.rows],
+                    "mutation": [
+                        {
+                            "exercise": m.exercise,
+                            "mutants": m.mutants,
+                            "killed": m.killed,
+                            "equivalent": m.equivalent,
+                            "unexplained_survivors": m.unexplained,
+                            "score": round(m.ratio, 4),
+                            "stale": m.stale,
+                        }
+                        for m in mutation
+                        if m.measured
+                    ],
                 },
                 indent=2,
             )
@@ -473,6 +494,16 @@ def dev_check(
             )
             for w in report.warnings:
                 console.print("  " + w, style="yellow", highlight=False, markup=False)
+        measured = [m for m in mutation if m.measured]
+        if measured:
+            console.print(f"mutation scores ({len(measured)} of {len(mutation)} exercises measured):", highlight=False)
+            for m in measured:
+                console.print(
+                    f"  {m.exercise}: {m.killed}/{m.mutants - m.equivalent} killed ({m.ratio:.0%}), "
+                    f"{m.equivalent} equivalent, {m.unexplained} unexplained" + (" [stale]" if m.stale else ""),
+                    highlight=False,
+                    markup=False,
+                )
         for p in report.problems:
             console.print("✗ " + p, style="red", highlight=False, markup=False)
         n = len(wanted)

@@ -177,5 +177,5 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     worker keeps its own warm runner, and a chapter's reference runs are then made once,
     not once per worker."""
     for item in items:
-        if "tests/chapters/" in item.nodeid:
+        if "tests/chapters/" in item.nodeid and item.get_closest_marker("xdist_group") is None:
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))

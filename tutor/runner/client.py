@@ -63,7 +63,10 @@ class _Sources:
             return self._texts[path]
 
     def for_exercise(self, exercise: Exercise) -> dict[str, Any]:
-        return self.for_paths(Path(exercise.checker), Path(exercise.solution))
+        return {
+            **self.for_paths(Path(exercise.checker), Path(exercise.solution)),
+            "allows": list(exercise.allows),
+        }
 
     def for_paths(self, checker: Path, solution: Path) -> dict[str, Any]:
         helpers = {

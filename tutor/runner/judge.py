@@ -36,7 +36,32 @@ def judge(kind: str, name: str, actual: Any, expected: Any, options: dict[str, A
         return _close(name, actual, expected, exact=True, options=options)
     if kind == "close":
         return _close(name, actual, expected, exact=False, options=options)
+    if kind == "left":
+        return _left(name, actual, expected)
     return (_("unknown expectation kind {kind!r} (a bug in the checker)", kind=kind), [])
+
+
+def _left(call: str, actual: Any, expected: Any) -> Failure | None:
+    """A call's contract: every change the learner's call left behind (key, words) must be one
+    the reference's same call made too."""
+    if not isinstance(actual, (list, tuple)):
+        return (_("{name}: the check received a malformed result", name=call), [])
+    theirs = {str(item[0]) for item in (expected or []) if isinstance(item, (list, tuple)) and item}
+    extra = [
+        str(item[1])
+        for item in actual
+        if isinstance(item, (list, tuple)) and len(item) == 2 and str(item[0]) not in theirs
+    ]
+    if not extra:
+        return None
+    return (
+        _(
+            "{call} left a change behind that the reference solution does not: {what}",
+            call=call,
+            what=extra[0],
+        ),
+        extra[1:5],
+    )
 
 
 def _finite(name: str, value: Any) -> Failure | None:

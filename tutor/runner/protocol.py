@@ -6,6 +6,8 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from tutor.i18n import N_
+
 # Verdict statuses. Only "passed" counts as done.
 PASSED = "passed"
 FAILED = "failed"  # the check ran and found a difference
@@ -15,6 +17,32 @@ CRASHED = "crashed"  # killed by a signal (segfault in an extension, abort, out 
 SKIPPED = "skipped"  # this machine lacks what the exercise needs (CUDA, GPUs)
 CANCELLED = "cancelled"
 STATUSES = (PASSED, FAILED, ERROR, TIMEOUT, CRASHED, SKIPPED, CANCELLED)
+
+# The call contract's categories (tutor.runner.contract): what a call into learner code may not
+# leave changed unless the reference's same call changes it too, or the exercise's manifest
+# allows it (`allows = ["parameters"]`).
+CONTRACT_CATEGORIES: dict[str, str] = {
+    "inputs": N_("values, shape or strides of tensors passed in"),
+    "parameters": N_("parameters and buffers of modules passed in"),
+    "grads": N_("the .grad of tensors and parameters passed in"),
+    "training": N_("train/eval mode of modules passed in"),
+    "requires-grad": N_("requires_grad of tensors and parameters passed in"),
+    "hooks": N_("hooks on modules and tensors passed in"),
+    "structure": N_("submodules of modules passed in"),
+    "optimizer": N_("the settings of optimizers passed in"),
+    "returns-input": N_("returning an argument itself"),
+    "grad-output": N_("the incoming gradient inside backward"),
+    "rng": N_("reseeding the global random number generators"),
+    "grad-mode": N_("grad mode and inference mode"),
+    "autocast": N_("autocast state"),
+    "default-dtype": N_("the default dtype and device"),
+    "threads": N_("torch's thread counts"),
+    "flags": N_("deterministic, anomaly, matmul-precision and torch.backends flags"),
+    "compile-config": N_("torch._dynamo, torch._inductor and torch._functorch config"),
+    "env": N_("environment variables"),
+    "cwd": N_("the working directory"),
+    "files": N_("files in the run's folder"),
+}
 
 OUTPUT_CAP = 64 * 1024  # bytes of the program's output kept per run
 

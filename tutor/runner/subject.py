@@ -44,7 +44,7 @@ class SocketChannel(Channel):
 
     # The learner's side never carries expected values; the reference's never carries actuals.
     def expect(self, kind: str, name: str, actual: Any, expected: Any, options: dict[str, Any]) -> None:
-        value = actual if self.role == LEARNER else (expected if kind in ("close", "equal") else None)
+        value = actual if self.role == LEARNER else (expected if kind in ("close", "equal", "left") else None)
         self._send(("obs", kind, name, value, options if self.role == REFERENCE else {}))
 
     def figure(self, name: str, value: Any) -> None:
@@ -234,8 +234,10 @@ def run_subject(
             learner_loader=load_learner,
             reference_loader=load_reference,
             reasons=sources.get("reasons") or {},
+            allows=tuple(sources.get("allows") or ()),
         )
         checker.check(ctx)
+        ctx.finish()
         tampered = ctx.tampered()
         flush_all()
         if tampered:

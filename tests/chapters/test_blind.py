@@ -1,0 +1,68 @@
+"""Blind mutants: wrong-but-plausible and correct-but-different solutions written by someone who
+read only the exercise's guide page, stub and reference solution, never its checker
+(tests/chapters/blind/README.md). Every `wrong_*.py` must be rejected on every seed it runs
+on, every `right_*.py` must pass. Each file's first line says what it does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from .conftest import REJECTED, _warm, describe, mutant_seeds
+
+pytestmark = pytest.mark.slow
+
+HERE = Path(__file__).parent
+BLIND = HERE / "blind"
+LESSONS = HERE.parents[1] / "lessons"
+
+
+def _chapter_groups() -> dict[str, str]:
+    """exercise id -> the node id of its chapter's test file: a blind mutant runs on the xdist
+    worker that already holds that chapter's warm reference runs."""
+    import tomllib
+
+    groups = {}
+    for manifest in LESSONS.glob("*/lesson.toml"):
+        folder = manifest.parent.name  # 02-custom-autograd
+        test_file = f"tests/chapters/test_ch{folder.replace('-', '_')}.py"
+        for step in tomllib.loads(manifest.read_text(encoding="utf-8")).get("steps", []):
+            if step.get("kind") == "exercise":
+                groups[step["id"]] = test_file
+    return groups
+
+
+def _cases() -> list:
+    groups = _chapter_groups()
+    cases = []
+    for path in sorted(BLIND.glob("*/*.py")):
+        kind = path.name.split("_", 1)[0]
+        if kind not in ("wrong", "right"):
+            continue
+        exercise = path.parent.name
+        mark = pytest.mark.xdist_group(groups.get(exercise, "blind"))
+        cases.append(pytest.param(exercise, kind, path, id=f"{exercise}/{path.stem}", marks=mark))
+    return cases
+
+
+def what_it_does(path: Path) -> str:
+    first = path.read_text(encoding="utf-8").lstrip().splitlines()[0]
+    return first.strip('"').strip()
+
+
+@pytest.mark.parametrize(("exercise", "kind", "path"), _cases())
+def test_blind_solution(check_code, solution_text, course, exercise, kind, path):
+    ex = course.exercise(exercise)
+    if ex.needs.device == "cuda":
+        pytest.skip("needs a CUDA GPU")
+    seeds = mutant_seeds(f"blind|{exercise}|{path.name}", None, exercise)
+    for s in seeds:
+        _warm(check_code, solution_text, exercise, s)
+    for s in seeds:
+        v = check_code(exercise, path, seed=s)
+        if kind == "wrong":
+            assert v.status in REJECTED, f"a blind wrong solution passed: {what_it_does(path)}\n{describe(v)}"
+            assert v.reason.strip(), describe(v)
+        else:
+            assert v.status == "passed", f"a blind correct solution was rejected: {what_it_does(path)}\n{describe(v)}"

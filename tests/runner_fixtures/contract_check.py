@@ -1,0 +1,20 @@
+"""The checker of the call-contract tests: it states no contract itself (the runner's call
+contract does), only the values."""
+
+import torch
+
+
+def check(ctx):
+    model = torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.ReLU(), torch.nn.Linear(3, 2))
+    x = ctx.randn(5, 4)
+    (ctx.tmpdir / "data.txt").write_text("the caller's file\n")
+    out = ctx.learner.score(model, x)
+    with torch.no_grad():
+        ctx.expect_close("score", out, model(x).sum(dim=1))
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    loss = ctx.learner.step(model, opt, x)
+    ctx.expect_close("loss", loss, loss.detach())
+    y = ctx.randn(6, requires_grad=True)
+    g = torch.ones(6)
+    ctx.learner.square(y).backward(g)
+    ctx.expect_close("gradient", y.grad, 2 * y.detach())
