@@ -51,6 +51,12 @@ CASES = [
     ("inputs", in_score("x.data.mul_(2)"), ["`x` was changed in place"], False),  # .data: no version bump
     ("inputs", in_score("x.as_strided_((5, 4), (1, 5))"), ["shape or strides of `x`"], False),
     (
+        "inputs",
+        edit("    return torch.stack(parts)", "    parts[0] = parts[0].clone()\n    return torch.stack(parts)"),
+        ["the contents of `parts` were changed"],
+        True,
+    ),
+    (
         "returns-input",
         edit("def square(x):\n    return Square.apply(x)", "def square(x):\n    Square.apply(x)\n    return x"),
         ["returned `x` itself"],

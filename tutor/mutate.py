@@ -281,31 +281,29 @@ class RecordStatus:
         return self.killed / scored if scored else 1.0
 
 
+def entry_status(exercise: Exercise, entry: Any) -> RecordStatus:
+    """One exercise's record entry (None: never measured) against its files as they are now."""
+    if not isinstance(entry, dict):
+        return RecordStatus(exercise.id, measured=False, stale=False)
+    stale = any(entry.get(k) != v for k, v in fingerprint(exercise).items())
+    survivors = [s for s in entry.get("survivors", []) if isinstance(s, dict)]
+    return RecordStatus(
+        exercise.id,
+        measured=True,
+        stale=stale,
+        mutants=int(entry.get("mutants", 0)),
+        killed=int(entry.get("killed", 0)),
+        equivalent=int(entry.get("equivalent_count", 0)),
+        unexplained=sum(1 for s in survivors if not s.get("why")),
+    )
+
+
 def record_status(course: Course) -> list[RecordStatus]:
     """Every exercise's mutation record: measured or not, stale or not, its score."""
     out: list[RecordStatus] = []
     for chapter in course.chapters:
         record = read_record(chapter.directory)
-        for e in chapter.exercises:
-            r = record.get(e.id)
-            if not isinstance(r, dict):
-                out.append(RecordStatus(e.id, measured=False, stale=False))
-                continue
-            fp = fingerprint(e)
-            stale = any(r.get(k) != v for k, v in fp.items())
-            survivors = [s for s in r.get("survivors", []) if isinstance(s, dict)]
-            unexplained = sum(1 for s in survivors if not s.get("why"))
-            out.append(
-                RecordStatus(
-                    e.id,
-                    measured=True,
-                    stale=stale,
-                    mutants=int(r.get("mutants", 0)),
-                    killed=int(r.get("killed", 0)),
-                    equivalent=int(r.get("equivalent_count", 0)),
-                    unexplained=unexplained,
-                )
-            )
+        out += [entry_status(e, record.get(e.id)) for e in chapter.exercises]
     return out
 
 

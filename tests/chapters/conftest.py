@@ -23,16 +23,23 @@ learner's side (half the CPU; the suite stays inside its time budget).
 
 from __future__ import annotations
 
+import functools
 import os
+import tomllib
 import zlib
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
 from tutor.runner.protocol import CRASHED, ERROR, FAILED, PASSED, SKIPPED, TIMEOUT, Verdict
 
 Edit = tuple[str, str]
-DEFAULT_SEEDS = 1  # per mutant in the suite; TUTOR_MUTANT_SEEDS=3 sweeps the whole pool
+DEFAULT_SEEDS = 1  # per mutant in the suite; TUTOR_MUTANT_SEEDS=3 (or =all) sweeps the whole pool
+# Chapters whose checks take about a second: every mutant there runs on the whole pool in the
+# suite too, so a verdict that changes with the seed fails CI, not a learner.
+FULL_POOL_CHAPTERS = ("02-custom-autograd", "09-data-loading")
+LESSONS = Path(__file__).resolve().parents[2] / "lessons"
 REJECTED = (FAILED, ERROR, TIMEOUT, CRASHED)  # what counts as the check saying no
 
 
@@ -77,13 +84,33 @@ def mutant_seeds(key: str, count: int | None = None, exercise_id: str | None = N
     """`count` (default: env TUTOR_MUTANT_SEEDS, else DEFAULT_SEEDS) distinct seeds fixed by `key`, drawn from
     the exercise's pool when `exercise_id` is given: a rerun of the same test uses the same
     seeds, so a failure reproduces, and different mutants cover different pool seeds."""
-    n = count if count is not None else int(os.environ.get("TUTOR_MUTANT_SEEDS") or DEFAULT_SEEDS)
+    n = count if count is not None else _seeds_for(exercise_id)
     assert n >= 1, "at least one seed"
     start = zlib.crc32(key.encode("utf-8"))
     if exercise_id is None:
         return [(start + k * 1_000_003) % 2**31 for k in range(n)]
     pool = [(zlib.crc32(exercise_id.encode("utf-8")) + k * 7_919) % 2**31 for k in range(max(POOL, n))]
     return [pool[(start + k) % len(pool)] for k in range(n)]
+
+
+def _seeds_for(exercise_id: str | None) -> int:
+    wanted = os.environ.get("TUTOR_MUTANT_SEEDS")
+    if wanted:
+        return POOL if wanted == "all" else int(wanted)
+    if exercise_id is not None and chapter_folders().get(exercise_id) in FULL_POOL_CHAPTERS:
+        return POOL
+    return DEFAULT_SEEDS
+
+
+@functools.cache
+def chapter_folders() -> dict[str, str]:
+    """exercise id -> its chapter's folder name (`02-custom-autograd`), from the manifests."""
+    out = {}
+    for manifest in LESSONS.glob("*/lesson.toml"):
+        for step in tomllib.loads(manifest.read_text(encoding="utf-8")).get("steps", []):
+            if step.get("kind") == "exercise":
+                out[step["id"]] = manifest.parent.name
+    return out
 
 
 _WARMED: set[tuple[str, int]] = set()

@@ -9,39 +9,23 @@ from pathlib import Path
 
 import pytest
 
-from .conftest import REJECTED, _warm, describe, mutant_seeds
+from .conftest import REJECTED, _warm, chapter_folders, describe, mutant_seeds
 
 pytestmark = pytest.mark.slow
 
-HERE = Path(__file__).parent
-BLIND = HERE / "blind"
-LESSONS = HERE.parents[1] / "lessons"
-
-
-def _chapter_groups() -> dict[str, str]:
-    """exercise id -> the node id of its chapter's test file: a blind mutant runs on the xdist
-    worker that already holds that chapter's warm reference runs."""
-    import tomllib
-
-    groups = {}
-    for manifest in LESSONS.glob("*/lesson.toml"):
-        folder = manifest.parent.name  # 02-custom-autograd
-        test_file = f"tests/chapters/test_ch{folder.replace('-', '_')}.py"
-        for step in tomllib.loads(manifest.read_text(encoding="utf-8")).get("steps", []):
-            if step.get("kind") == "exercise":
-                groups[step["id"]] = test_file
-    return groups
+BLIND = Path(__file__).parent / "blind"
 
 
 def _cases() -> list:
-    groups = _chapter_groups()
     cases = []
     for path in sorted(BLIND.glob("*/*.py")):
         kind = path.name.split("_", 1)[0]
         if kind not in ("wrong", "right"):
             continue
         exercise = path.parent.name
-        mark = pytest.mark.xdist_group(groups.get(exercise, "blind"))
+        # On the xdist worker that already holds the chapter's warm reference runs.
+        folder = chapter_folders().get(exercise, "blind")
+        mark = pytest.mark.xdist_group(f"tests/chapters/test_ch{folder.replace('-', '_')}.py")
         cases.append(pytest.param(exercise, kind, path, id=f"{exercise}/{path.stem}", marks=mark))
     return cases
 

@@ -18,3 +18,5 @@ def check(ctx):
     g = torch.ones(6)
     ctx.learner.square(y).backward(g)
     ctx.expect_close("gradient", y.grad, 2 * y.detach())
+    parts = [ctx.randn(3) for _ in range(4)]
+    ctx.expect_close("total", ctx.learner.total(parts), sum(parts))

@@ -325,7 +325,15 @@ def _state_of(obj: Any, budget: list[int], values: bool) -> dict[str, Any]:
         return _module_state(obj, budget, values)
     if isinstance(obj, torch.optim.Optimizer):
         return _optimizer_state(obj)
+    if isinstance(obj, (list, dict)):
+        return {"inputs": _contents(obj)}
     return {}
+
+
+def _contents(obj: list[Any] | dict[Any, Any]) -> tuple[Any, ...]:
+    """A mutable container's items by identity: an item added, removed or replaced shows."""
+    items = obj.items() if isinstance(obj, dict) else enumerate(obj)
+    return ("container", tuple((_hashable(k), id(v)) for k, v in items))
 
 
 def _same_values(a: Any, b: Any) -> bool:
@@ -343,6 +351,8 @@ def _same_values(a: Any, b: Any) -> bool:
 
 def _compare(category: str, was: Any, now: Any, live: dict[str, torch.Tensor], arg: str) -> str | None:
     """In words, how one category of an argument's state changed (None: it did not)."""
+    if category == "inputs" and was and was[0] == "container":
+        return _("the contents of {arg} were changed (items added, removed or replaced)", arg=arg) if was != now else None
     if category == "inputs":
         v0, shape0, stride0, keep = was
         v1, shape1, stride1, _keep = now
@@ -433,9 +443,14 @@ def _owned(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
             seen.add(id(obj))
             found.append((label, key, obj))
         elif isinstance(obj, (list, tuple)):
+            if isinstance(obj, list):
+                seen.add(id(obj))
+                found.append((label, key, obj))
             for i, item in enumerate(obj[:_MAX_ITEMS]):
                 visit(item, f"{label}[{i}]", f"{key}[{i}]", depth + 1)
         elif isinstance(obj, dict):
+            seen.add(id(obj))
+            found.append((label, key, obj))
             for i, (k, item) in enumerate(list(obj.items())[:_MAX_ITEMS]):
                 visit(item, f"{label}[{k!r}]", f"{key}[{i}]", depth + 1)
 
