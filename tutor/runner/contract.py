@@ -161,13 +161,26 @@ def global_state(root: Path | None = None) -> GlobalState:
             if (module, key) not in _MIRRORED:
                 v["compile-config"][f"{module}.{key}"] = value
     if root is not None:
-        v["env"] = dict(os.environ)
+        v["env"] = _environment()
         try:
             v["cwd"] = {"os.getcwd()": os.getcwd()}
         except OSError:
             v["cwd"] = {"os.getcwd()": None}
         v["files"] = _files(root)
     return GlobalState(v)
+
+
+def _environment() -> dict[str, Any]:
+    """os.environ as a plain dict; the raw (bytes) mapping where there is one, which copies
+    in C instead of decoding every key on every call."""
+    raw = getattr(os.environ, "_data", None)
+    if isinstance(raw, dict):
+        return dict(raw)
+    return dict(os.environ)
+
+
+def _name(key: Any) -> str:
+    return key.decode("utf-8", "replace") if isinstance(key, bytes) else str(key)
 
 
 def _files(root: Path, limit: int = 2000) -> dict[str, Any]:
@@ -203,6 +216,8 @@ def global_changes(before: GlobalState, after: GlobalState) -> list[tuple[str, s
             elif modified:
                 changes.append((category, _("it rewrote {path}", path=_listing(modified))))
             continue
+        if was == now:
+            continue
         for what in sorted(was.keys() | now.keys()):
             a, b = was.get(what, _MISSING), now.get(what, _MISSING)
             if a == b:
@@ -225,8 +240,8 @@ def _describe_global(category: str, what: str, before: Any, after: Any) -> str:
         return _("it reseeded the global random number generator ({what})", what=what)
     if category == "env":
         if after is _MISSING:
-            return _("it removed the environment variable {name}", name=what)
-        return _("it set the environment variable {name}", name=what)
+            return _("it removed the environment variable {name}", name=_name(what))
+        return _("it set the environment variable {name}", name=_name(what))
     if category == "compile-config":
         return _("it set {what} = {value}", what=what, value="(default)" if after is _MISSING else repr(after))
     return _("it changed {what} from {before} to {after}", what=what, before=_show(before), after=_show(after))
@@ -352,7 +367,9 @@ def _same_values(a: Any, b: Any) -> bool:
 def _compare(category: str, was: Any, now: Any, live: dict[str, torch.Tensor], arg: str) -> str | None:
     """In words, how one category of an argument's state changed (None: it did not)."""
     if category == "inputs" and was and was[0] == "container":
-        return _("the contents of {arg} were changed (items added, removed or replaced)", arg=arg) if was != now else None
+        return (
+            _("the contents of {arg} were changed (items added, removed or replaced)", arg=arg) if was != now else None
+        )
     if category == "inputs":
         v0, shape0, stride0, keep = was
         v1, shape1, stride1, _keep = now
