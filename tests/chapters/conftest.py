@@ -199,10 +199,16 @@ def solution_verdict(check_code, solution_text) -> Callable[..., Verdict]:
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the marks into node ids
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """One chapter's tests on one xdist worker (`--dist loadgroup`, set in pyproject): each
     worker keeps its own warm runner, and a chapter's reference runs are then made once,
     not once per worker."""
     for item in items:
         if "tests/chapters/" in item.nodeid and item.get_closest_marker("xdist_group") is None:
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
+    # Tests marked on_demand (the blind mutants of the slow chapters) run with TUTOR_BLIND=all.
+    if os.environ.get("TUTOR_BLIND") != "all":
+        later = [item for item in items if item.get_closest_marker("on_demand")]
+        if later:
+            config.hook.pytest_deselected(items=later)
+            items[:] = [item for item in items if not item.get_closest_marker("on_demand")]

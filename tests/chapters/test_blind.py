@@ -14,6 +14,10 @@ from .conftest import REJECTED, _warm, chapter_folders, describe, mutant_seeds
 pytestmark = pytest.mark.slow
 
 BLIND = Path(__file__).parent / "blind"
+# Chapters whose checks take a few seconds run their blind mutants in the suite; the others
+# (compiles, C++ builds, torchrun, Lightning, quantization) take minutes per exercise and run on
+# demand: TUTOR_BLIND=all python -m pytest tests/chapters/test_blind.py (CONTRIBUTING.md).
+SUITE_CHAPTERS = ("02-custom-autograd", "05-torch-func", "06-profiler", "07-torchscript", "09-data-loading")
 
 
 def _cases() -> list:
@@ -25,8 +29,10 @@ def _cases() -> list:
         exercise = path.parent.name
         # On the xdist worker that already holds the chapter's warm reference runs.
         folder = chapter_folders().get(exercise, "blind")
-        mark = pytest.mark.xdist_group(f"tests/chapters/test_ch{folder.replace('-', '_')}.py")
-        cases.append(pytest.param(exercise, kind, path, id=f"{exercise}/{path.stem}", marks=mark))
+        marks = [pytest.mark.xdist_group(f"tests/chapters/test_ch{folder.replace('-', '_')}.py")]
+        if folder not in SUITE_CHAPTERS:
+            marks.append(pytest.mark.on_demand)
+        cases.append(pytest.param(exercise, kind, path, id=f"{exercise}/{path.stem}", marks=marks))
     return cases
 
 
