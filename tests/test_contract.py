@@ -125,3 +125,20 @@ def test_a_flag_set_at_import_fails_at_the_end_of_the_check(runner, tmp_path):
     )
     v = run(runner, tmp_path, source)
     assert v.status == "failed" and "by the end of the check" in v.reason and "freezing" in v.reason, v.reason
+
+
+def test_a_cached_function_is_held_to_the_contract_too(runner, tmp_path):
+    # functools.lru_cache returns a wrapper object, not a function: it is wrapped all the same.
+    source = in_score("model.eval()") + "\n\nimport functools\n\nscore = functools.lru_cache(maxsize=None)(score)\n"
+    v = run(runner, tmp_path, source)
+    assert v.status == "failed" and "switched to eval mode" in v.reason, v.reason
+
+
+def test_a_call_that_raises_is_observed_too(runner, tmp_path):
+    # The learner's `total` raises where the reference's returns: the verdict is the error
+    # itself, not "the check took a different path".
+    source = edit(
+        "    return torch.stack(parts)", "    raise ValueError('no parts today')\n    return torch.stack(parts)"
+    )
+    v = run(runner, tmp_path, source)
+    assert v.status == "error" and "no parts today" in v.reason, v.reason

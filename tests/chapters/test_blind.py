@@ -20,7 +20,22 @@ BLIND = Path(__file__).parent / "blind"
 SUITE_CHAPTERS = ("02-custom-autograd", "05-torch-func", "06-profiler", "07-torchscript", "09-data-loading")
 
 
+def _known_misses() -> dict[str, str]:
+    """`exercise/file.py` -> why: blind files the checker still gets wrong, each a checker gap
+    to close (strict xfail: fixing the gap makes the test fail until the line is removed)."""
+    path = BLIND / "KNOWN_MISSES"
+    if not path.exists():
+        return {}
+    out = {}
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, _, why = line.partition(" ")
+            out[name] = why.strip()
+    return out
+
+
 def _cases() -> list:
+    known = _known_misses()
     cases = []
     for path in sorted(BLIND.glob("*/*.py")):
         kind = path.name.split("_", 1)[0]
@@ -32,6 +47,9 @@ def _cases() -> list:
         marks = [pytest.mark.xdist_group(f"tests/chapters/test_ch{folder.replace('-', '_')}.py")]
         if folder not in SUITE_CHAPTERS:
             marks.append(pytest.mark.on_demand)
+        why = known.get(f"{exercise}/{path.name}")
+        if why is not None:
+            marks.append(pytest.mark.xfail(reason=f"known checker gap: {why}", strict=True))
         cases.append(pytest.param(exercise, kind, path, id=f"{exercise}/{path.stem}", marks=marks))
     return cases
 

@@ -510,7 +510,7 @@ class Contract:
         return _ContractModule(module, self)
 
     def wrap(self, module: types.ModuleType, name: str, value: Any) -> Any:
-        if not (isinstance(value, types.FunctionType) and value.__module__ == module.__name__):
+        if not _own_function(module, value):
             return value
         key = (id(value), name)
         if key not in self._wrapped:
@@ -536,8 +536,17 @@ class Contract:
         self._depth += 1
         try:
             result = fn(*args, **kwargs)
-        finally:
+        except BaseException:
+            # Observed all the same: a call that raises in one run and returns in the other keeps
+            # the two runs paired, so the checker's own reason ("expected an error") is the verdict.
             self._depth -= 1
+            self._report(name, before, snaps, None)
+            raise
+        self._depth -= 1
+        self._report(name, before, snaps, result)
+        return result
+
+    def _report(self, name: str, before: GlobalState, snaps: list[_Snapshot], result: Any) -> None:
         changes = self._drain_grads()
         changes += global_changes(before, global_state(self.root))
         for snap in snaps:
@@ -545,7 +554,6 @@ class Contract:
         changes += self._returned_inputs(snaps, result)
         self._watch_grads(name, result)
         self.observe(f"`{name}(...)`", self._reportable(changes))  # code: the same in every language
-        return result
 
     def finish(self) -> None:
         """At the end of the check: what is still changed for everyone since it began (a flag
@@ -609,6 +617,18 @@ class Contract:
                 )
         self._pending_grads.clear()
         return out
+
+
+def _own_function(module: types.ModuleType, value: Any) -> bool:
+    """A function the learner's module defines: a plain one, or one wrapped by a decorator that
+    keeps `__wrapped__` (functools.lru_cache, functools.wraps). Classes and objects stay as they
+    are (isinstance checks, nn.Module instances)."""
+    if isinstance(value, (type, types.ModuleType, torch.nn.Module)):
+        return False
+    if isinstance(value, types.FunctionType):
+        return value.__module__ == module.__name__
+    inner = getattr(value, "__wrapped__", None)
+    return callable(value) and isinstance(inner, types.FunctionType) and inner.__module__ == module.__name__
 
 
 def _live(obj: Any) -> dict[str, torch.Tensor]:
