@@ -202,7 +202,7 @@ def test_save_freeze_switching_the_callers_model_to_eval(mutant):
     v = mutant(
         "ts-save-freeze", "    scripted.eval()  # key", "    model.eval()\n    scripted = torch.jit.script(model)"
     )
-    assert_fails(v, "switched the caller's model to eval mode")
+    assert_fails(v, "in `model` switched to eval mode")  # the call contract sees it first
 
 
 def test_save_freeze_pickled_with_torch_save(mutant):
@@ -216,7 +216,7 @@ def test_save_freeze_unknown_purpose_served(mutant):
         "        raise ValueError(f\"purpose must be 'serve' or 'finetune', not {purpose!r}\")\n"
     )
     v = mutant("ts-save-freeze", check_purpose, "")
-    assert_fails(v, "unknown purpose")
+    assert_fails(v, "save_for(model, path, 'mobile') saved a file", "any other purpose raises ValueError")
 
 
 def test_save_freeze_not_optimized_at_load(mutant):
@@ -226,3 +226,60 @@ def test_save_freeze_not_optimized_at_load(mutant):
         pytest.skip("optimize_for_inference is only detectable through oneDNN ops")
     v = mutant("ts-save-freeze", "    return torch.jit.optimize_for_inference(loaded)  # key", "    return loaded")
     assert_fails(v, "optimize_for_inference after loading")
+
+
+# -- process-wide settings and other mistakes found by blind mutants --------------------------
+
+
+def test_script_flag_leaving_a_jit_fuser_flag_on(mutant):
+    v = mutant(
+        "ts-script-flag",
+        "return torch.jit.script(model)",
+        "torch._C._jit_override_can_fuse_on_cpu(True)\n    return torch.jit.script(model)",
+    )
+    assert_fails(v, "TorchScript setting", "_jit_can_fuse_on_cpu")
+
+
+def test_trace_trap_silencing_warnings_for_good(mutant):
+    v = mutant(
+        "ts-trace-trap",
+        "return torch.jit.trace(model, example)",
+        "__import__('warnings').simplefilter('ignore')\n    return torch.jit.trace(model, example)",
+    )
+    assert_fails(v, "warnings filters", "TracerWarning")
+
+
+def test_trace_trap_gap_without_abs(mutant):
+    v = mutant(
+        "ts-trace-trap",
+        "return (traced(other) - model(other)).abs().max().item()",
+        "return (traced(other) - model(other)).max().item()",
+    )
+    assert_fails(v, "trap_gap")
+
+
+def test_save_freeze_model_train_afterwards_resets_frozen_batchnorm(mutant):
+    v = mutant(
+        "ts-save-freeze",
+        "    scripted.eval()  # key",
+        "    model.eval()\n    scripted = torch.jit.script(model)\n    model.train()",
+    )
+    assert_fails(v, "block1.1, block2.1 in `model` switched to train mode")
+
+
+def test_save_freeze_load_without_map_location(mutant):
+    v = mutant("ts-save-freeze", 'torch.jit.load(path, map_location="cpu")', "torch.jit.load(path)")
+    assert_fails(v, "saved from a GPU", 'map_location="cpu"')
+
+
+def test_save_freeze_flush_denormal_left_on(mutant):
+    import torch
+
+    if not torch.set_flush_denormal(False):
+        pytest.skip("this CPU has no denormal flushing")
+    v = mutant(
+        "ts-save-freeze",
+        '    loaded = torch.jit.load(path, map_location="cpu")  # key',
+        '    torch.set_flush_denormal(True)\n    loaded = torch.jit.load(path, map_location="cpu")',
+    )
+    assert_fails(v, "torch.set_flush_denormal(True)")

@@ -171,6 +171,46 @@ def test_save_load_labels_not_json(mutant):
 # -- AOTInductor passage ----------------------------------------------------------------------
 
 
+# -- mistakes the first checks missed (found by blind mutants) ---------------------------------
+
+
+def test_dynamic_batch_declared_from_two(mutant):
+    v = mutant("export-dynamic-batch", 'Dim("batch", min=1, max=100)', 'Dim("batch", min=2, max=100)')
+    assert_fails(v, "batch range [2, 100]", "min=1")
+
+
+def test_dynamic_batch_sequence_also_dynamic(mutant):
+    v = mutant(
+        "export-dynamic-batch",
+        'dynamic_shapes = {"tokens": {0: batch}, "mask": {0: batch}}',
+        'seq = Dim("seq", max=512)\n    dynamic_shapes = {"tokens": {0: batch, 1: seq}, "mask": {0: batch, 1: seq}}',
+    )
+    assert_fails(v, "accepted sequences of 11 positions")
+
+
+def test_cond_both_paths_computed_before_the_cond(mutant):
+    v = mutant(
+        "export-cond-branch",
+        _COND,
+        "torch.cond(strong, lambda d, c: d.clone(), lambda d, c: c.clone(), (self.deep(x), self.cheap(x)))",
+    )
+    assert_fails(v, "both paths are computed")
+
+
+def test_cond_detached_operand(mutant):
+    v = mutant("export-cond-branch", _COND, "torch.cond(strong, self.deep, self.cheap, (x.detach(),))")
+    assert_fails(v, "detached x")
+
+
+def test_save_load_memoised_load(mutant):
+    v = mutant(
+        "export-save-load",
+        "def load_program(path: str):",
+        "@__import__('functools').lru_cache\ndef load_program(path: str):",
+    )
+    assert_fails(v, "old labels", "no cache by path")
+
+
 def test_aoti_passage_builds_loads_and_matches_eager(tmp_path):
     """09-aoti.md's block is not a `python run` block (the C++ build takes 15-25 s on an idle
     2-core CPU, minutes on a busy one), so it runs here: build, load, same outputs as eager."""

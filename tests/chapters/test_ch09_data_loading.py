@@ -291,3 +291,79 @@ def test_pad_collate_fixed_length(mutant):
 
 def test_pad_collate_wrong_padding_value(mutant):
     assert_fails(mutant("pad-collate", "padding_value=PAD", "padding_value=-1"), "padded positions", "PAD=0")
+
+
+# -- mistakes the call contract cannot see (found by blind mutants) ----------------------------
+
+
+def test_sharded_returning_items_itself_for_one_worker(mutant):
+    v = mutant(
+        "sharded-iterable", SHARD_LINE, "return items if num_workers == 1 else list(items)[worker_id::num_workers]"
+    )
+    assert_fails(v, "returned `items` itself", "new list")
+
+
+def test_sharded_reading_the_files_in_init(mutant):
+    v = mutant(
+        "sharded-iterable",
+        (
+            "        self.paths = [str(p) for p in paths]",
+            "        self.paths = [str(p) for p in paths]\n"
+            "        self.samples = {p: list(read_samples(p)) for p in self.paths}",
+        ),
+        ("            yield from read_samples(path)", "            yield from self.samples[path]"),
+    )
+    assert_fails(v, "when ShardedLines was built", "inside __iter__, not in __init__")
+
+
+def test_sharded_share_cached_on_the_dataset(mutant):
+    v = mutant(
+        "sharded-iterable",
+        SHARDED_PATHS,
+        "if not hasattr(self, '_mine'):\n"
+        "            self._mine = self.paths if info is None else shard(self.paths, info.id, info.num_workers)\n"
+        "        paths = self._mine",
+    )
+    assert_fails(v, "a dataset iterated before", "keep its share on the dataset")
+
+
+def test_sharded_reseeding_pythons_random(mutant):
+    v = mutant("sharded-iterable", SHARDED_PATHS, "import random\n        random.seed(0)\n        " + SHARDED_PATHS)
+    assert_fails(v, "reseeded the global generator (random.seed)")
+
+
+def test_balanced_classes_in_blocks(mutant):
+    v = mutant(
+        "balanced-sampler",
+        "        cls = torch.randint(len(self.by_class), (n,), generator=g)  # key",
+        "        cls = torch.randint(len(self.by_class), (n,), generator=g).sort().values",
+    )
+    assert_fails(v, "consecutive indices have the same class")
+
+
+def test_balanced_reseeding_the_global_torch_rng(mutant):
+    v = mutant(
+        "balanced-sampler",
+        "        g, n = self.generator, self.num_samples",
+        "        torch.manual_seed(len(self.by_class))\n        g, n = self.generator, self.num_samples",
+    )
+    assert_fails(v, "reseeded the global generator (torch.manual_seed)")
+
+
+def test_pad_collate_single_sample_view(mutant):
+    v = mutant(
+        "pad-collate",
+        "    padded = pad_sequence(list(seqs), batch_first=True, padding_value=PAD)  # key",
+        "    padded = seqs[0].unsqueeze(0) if len(seqs) == 1 else "
+        "pad_sequence(list(seqs), batch_first=True, padding_value=PAD)",
+    )
+    assert_fails(v, "shares its memory")
+
+
+def test_pad_collate_lengths_on_the_data_device(mutant):
+    v = mutant(
+        "pad-collate",
+        "    lengths = torch.tensor([s.shape[0] for s in seqs], dtype=torch.long)  # key",
+        "    lengths = torch.tensor([s.shape[0] for s in seqs], dtype=torch.long, device=seqs[0].device)",
+    )
+    assert_fails(v, "lengths are on meta", "on the CPU")

@@ -4,10 +4,12 @@ with plain torch.jit.load and is at most half the finetune file's size; load_for
 returns a CPU-optimized module with the eager model's eval outputs. Reports both file sizes and
 the serve module's time against the finetune module's."""
 
+import zipfile
+
 import torch
 from torch import nn
 
-from _common import first_lines
+from _common import expect_modes_kept, first_lines, process_modes
 
 SIZE_TARGET = 0.5  # serve file <= half the finetune file; frozen, it is ~8% (the aux head is gone)
 
@@ -26,9 +28,40 @@ def _trained_model(ctx):
     return model.train()
 
 
+def _bn_frozen(model):
+    """The model with its BatchNorm layers deliberately in eval mode (frozen statistics, as when
+    fine-tuning on small batches) and everything else in training mode."""
+    for layer in model.modules():
+        if isinstance(layer, nn.BatchNorm2d):
+            layer.eval()
+    return model
+
+
+def _modes(module):
+    return {name: sub.training for name, sub in module.named_modules()}
+
+
+def _as_if_saved_on_gpu(src, dst):
+    """Rewrite a TorchScript archive so that its tensors say they were saved from cuda:0, as a
+    file written on a GPU machine does (the device is a string in the archive's pickles).
+    Returns how many device tags were rewritten."""
+    cpu, cuda = b"X\x03\x00\x00\x00cpu", b"X\x06\x00\x00\x00cuda:0"  # pickle BINUNICODE strings
+    count = 0
+    with zipfile.ZipFile(src) as zin, zipfile.ZipFile(dst, "w", zipfile.ZIP_STORED) as zout:
+        for info in zin.infolist():
+            data = zin.read(info.filename)
+            if info.filename.endswith(".pkl"):
+                count += data.count(cpu)
+                data = data.replace(cpu, cuda)
+            zout.writestr(info.filename, data)
+    return count
+
+
 def _save(ctx, mine, model, state, path, purpose):
     ctx.phase(ctx.t("saving with your save_for(..., {purpose!r})", purpose=purpose))
+    modes = process_modes()
     mine.save_for(model, str(path), purpose)
+    expect_modes_kept(ctx, modes, f"save_for(model, path, {purpose!r})")
     ctx.expect(model.training, ctx.t("save_for(..., {purpose!r}) switched the caller's model to eval mode (.eval() "
                                      "changes the module in place): switch the scripted copy instead",
                                      purpose=purpose))
@@ -101,8 +134,47 @@ def check(ctx):
                ctx.t("your 'serve' file is {serve:.0f} KB and the 'finetune' file {finetune:.0f} KB: the target is "
                      "at most {target:.0%} of it. Freezing in eval mode removes what inference never runs",
                      serve=serve_kb, finetune=ft_kb, target=SIZE_TARGET))
-    ctx.expect_raises("save_for(model, path, 'mobile') (an unknown purpose)",
-                      lambda: mine.save_for(model, str(ctx.tmpdir / "mobile.pt"), "mobile"), (ValueError,))
+    # Any other purpose raises ValueError: not a KeyError from a lookup table, and not a purpose
+    # that only looks like one once stripped or lower-cased.
+    # (Uncontracted: the reference's call raises and so reports no contract observation; a call
+    # that returns fails here with its own reason.)
+    for bad in ("mobile", "FINETUNE", " serve "):
+        try:
+            with ctx.uncontracted():
+                mine.save_for(model, str(ctx.tmpdir / "unknown.pt"), bad)
+            raised = None
+        except ValueError:
+            raised = ValueError
+        except Exception as exc:  # noqa: BLE001  (the learner reads which one)
+            raised = exc
+        ctx.expect(raised is not None,
+                   ctx.t("save_for(model, path, {purpose!r}) saved a file: the purposes are exactly 'serve' and "
+                         "'finetune', and any other purpose raises ValueError", purpose=bad))
+        ctx.expect(raised is ValueError,
+                   ctx.t("save_for(model, path, {purpose!r}) raised {error}, not ValueError: any purpose but "
+                         "'serve' and 'finetune' must raise ValueError (check it before dispatching)",
+                         purpose=bad, error=getattr(raised, "__name__", type(raised).__name__)))
+
+    # 2b. A model whose BatchNorm layers the caller put in eval mode on purpose: saving either file
+    # leaves every submodule's own mode as it was (model.train() afterwards would switch them all
+    # to training). What modes the finetune file itself carries is not judged: the task names
+    # only training mode.
+    mixed = _bn_frozen(_trained_model(ctx))
+    mixed_modes, mixed_state = _modes(mixed), {k: v.clone() for k, v in mixed.state_dict().items()}
+    for purpose in ("finetune", "serve"):
+        path = ctx.tmpdir / f"bn-frozen-{purpose}.pt"
+        modes = process_modes()
+        mine.save_for(mixed, str(path), purpose)
+        expect_modes_kept(ctx, modes, f"save_for(model, path, {purpose!r})")
+        flipped = [name for name, was in mixed_modes.items() if _modes(mixed).get(name) != was]
+        ctx.expect(not flipped,
+                   ctx.t("save_for(..., {purpose!r}) changed the mode of {names} in a caller's model whose "
+                         "BatchNorm layers were in eval mode and the rest in training mode: model.train() "
+                         "switches every submodule to training. Leave the caller's model alone (switch the "
+                         "scripted copy), or restore each submodule's own mode", purpose=purpose,
+                         names=", ".join(flipped[:3])))
+        ctx.expect_close(f"the caller's model's parameters and buffers after save_for(..., {purpose!r}) (BatchNorm "
+                         f"layers in eval mode)", dict(mixed.state_dict()), mixed_state)
     model.eval()
     with torch.no_grad():
         ctx.expect_close("output of your loaded 'serve' module vs the model in eval mode", served(x), model(x),
@@ -110,7 +182,9 @@ def check(ctx):
 
     # 3. Loaded for serving: optimized for this CPU.
     ctx.phase(ctx.t("loading with your load_for_serving"))
+    modes = process_modes()
     fast = mine.load_for_serving(str(serve_path))
+    expect_modes_kept(ctx, modes, "load_for_serving(path)")
     ctx.expect(isinstance(fast, torch.jit.ScriptModule),
                ctx.t("load_for_serving returned a {type}, expected a ScriptModule", type=type(fast).__name__))
     if torch.backends.mkldnn.is_available():
@@ -124,6 +198,26 @@ def check(ctx):
         with torch.no_grad():
             # BatchNorm folded into the convolutions rounds differently: float32 tolerances, loosened.
             ctx.expect_close(f"load_for_serving output for {n} image(s) of {h}x{w}", fast(x), model(x),
+                             atol=1e-4, rtol=1e-4)
+
+    # A serve file written on a GPU machine: its tensors say cuda:0. The CPU server loads it all the
+    # same (a CPU-only machine cannot even create them on CUDA; a GPU machine would put them there).
+    ours = ctx.tmpdir / "serve-ours.pt"
+    torch.jit.save(torch.jit.freeze(torch.jit.script(model).eval(), preserved_attrs=["labels"]), str(ours))
+    from_gpu = ctx.tmpdir / "serve-saved-on-gpu.pt"
+    if _as_if_saved_on_gpu(ours, from_gpu):
+        x = ctx.randn(2, 3, 16, 16)
+        try:
+            loaded = mine.load_for_serving(str(from_gpu))
+            with torch.no_grad():
+                out = loaded(x)
+        except Exception as exc:  # noqa: BLE001  (the learner reads why)
+            first, rest = first_lines(exc, 3)
+            ctx.fail(ctx.t("load_for_serving cannot serve a file saved from a GPU on this CPU: {error}. torch.jit.load "
+                           "puts every tensor back on the device it was saved from unless you pass "
+                           "map_location=\"cpu\"", error=first), rest)
+        with torch.no_grad():
+            ctx.expect_close("load_for_serving output for a serve file saved from a GPU", out, model(x),
                              atol=1e-4, rtol=1e-4)
 
     x = ctx.randn(8, 3, 32, 32)

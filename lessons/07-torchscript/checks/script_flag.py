@@ -4,7 +4,7 @@ branches, with and without a temperature, for several batch shapes."""
 
 import torch
 
-from _common import first_lines
+from _common import expect_modes_kept, first_lines, process_modes
 
 
 def check(ctx):
@@ -13,6 +13,7 @@ def check(ctx):
     model = mine.TwoHeads()
 
     ctx.phase(ctx.t("scripting your model"))
+    modes = process_modes()
     try:
         scripted = mine.script_model(model)
     except NotImplementedError:
@@ -23,6 +24,7 @@ def check(ctx):
             ctx.fail(ctx.t("script_model failed: {error} (a None default needs Optional[...], e.g. "
                            "Optional[float] = None)", error=first), rest)
         ctx.fail(ctx.t("script_model failed: {error}", error=first), rest)
+    expect_modes_kept(ctx, modes, "script_model(model)")
     ctx.expect(isinstance(scripted, torch.jit.ScriptModule),
                ctx.t("script_model returned a {type}, expected the ScriptModule that torch.jit.script(model) "
                      "returns", type=type(scripted).__name__))

@@ -20,10 +20,33 @@ def _first_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}".rstrip(": ")
 
 
-def _with_mean_abs(ctx, batch: int, target: float) -> torch.Tensor:
-    """Random input whose mean |x| is exactly `target` (so which branch it takes is known)."""
-    z = ctx.randn(batch, DIM)
+def _with_mean_abs(ctx, batch, target: float) -> torch.Tensor:
+    """Random input whose mean |x| is exactly `target` (so which branch it takes is known);
+    `batch` is the number of rows, or the leading dimensions as a tuple."""
+    z = ctx.randn(*((batch,) if isinstance(batch, int) else batch), DIM)
     return z * (target / z.abs().mean())
+
+
+_MATMULS = ("aten::addmm", "aten::mm", "aten::bmm")
+
+
+def _matmuls(fn, x) -> int:
+    """How many matrix multiplies one call of `fn(x)` runs (after a warm-up call)."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with torch.no_grad():
+        fn(x)
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            fn(x)
+    return sum(event.name in _MATMULS for event in prof.events())
+
+
+def _grads(model: nn.Module, y: torch.Tensor, x: torch.Tensor) -> dict:
+    """d(sum y^2)/d(x and every weight); a weight the path never used counts as a zero gradient."""
+    names = ["x", *(name for name, _ in model.named_parameters())]
+    tensors = [x, *model.parameters()]
+    got = torch.autograd.grad(y.square().sum(), tensors, allow_unused=True)
+    return {n: torch.zeros_like(t) if g is None else g for n, g, t in zip(names, got, tensors)}
 
 
 def check(ctx):
@@ -57,6 +80,22 @@ def check(ctx):
                                "false_fn, (x,)) so the graph itself chooses."))
     program = ep.module()
 
+    # Only the chosen path runs: the cheap path is one matrix multiply, the deep path two; both
+    # computed (before the cond, one selected inside) are 3 whatever the input. A wrong path alone
+    # (swapped branches, another predicate) is left to the trials below, which name it.
+    costs = {}
+    for target, kind in ((0.6, "weak"), (1.6, "strong")):
+        x = _with_mean_abs(ctx, 8, target)
+        try:
+            costs[kind] = _matmuls(program, x)
+        except Exception as exc:  # noqa: BLE001  (the learner reads why)
+            ctx.fail(ctx.t("your exported program failed on a batch of 8 {kind} inputs: {error}", kind=kind,
+                           error=_first_line(exc)), str(exc).strip().splitlines()[1:6])
+        ctx.expect(costs[kind] < 3,
+                   ctx.t("your exported program runs {count} matrix multiplies for a {kind} input: both paths are "
+                         "computed (the cheap one needs 1, the deep one 2). Only the chosen path may run: compute "
+                         "inside torch.cond's branches, not before it", count=costs[kind], kind=kind))
+
     # Strong (deep path) and weak (cheap path) inputs alternate; batch sizes vary, including 1.
     plans = [(1.6, "strong"), (0.6, "weak"), (2.5, "strong"), (0.9, "weak"), (1.2, "strong"), (0.3, "weak")]
     with torch.no_grad():
@@ -78,5 +117,45 @@ def check(ctx):
                                "mean |x| > 1.0", target=target))
             ctx.expect_close(f"eager output for a {kind} input (mean |x| = {target}, should take the {path} path)",
                              eager, expected)
+            try:
+                out = program(x)
+            except Exception as exc:  # noqa: BLE001
+                ctx.fail(ctx.t("your exported program failed on a batch of {batch} {kind} inputs: {error}",
+                               batch=batch, kind=kind, error=_first_line(exc)), str(exc).strip().splitlines()[1:6])
             ctx.expect_close(f"exported program's output for a {kind} input (mean |x| = {target}, should take "
-                             f"the {path} path)", program(x), expected)
+                             f"the {path} path)", out, expected)
+
+    for kind, count in costs.items():
+        ctx.expect_equal(f"matrix multiplies your exported program runs for a {kind} input (only the chosen "
+                         f"path may run)", count, 1 if kind == "weak" else 2)
+
+    # Exactly what the original computes, in eager mode: any leading dimensions (nn.Linear takes
+    # them), and differentiable in x and in the weights (inside a larger model, a gradient flows
+    # back through Gate: no torch.no_grad() around the cond, no detached operand).
+    for lead, target in (((2, 5), 1.4), ((), 0.5)):
+        x = _with_mean_abs(ctx, lead, target)
+        shape = tuple(x.shape)
+        try:
+            with torch.no_grad():
+                eager = model(x)
+        except Exception as exc:  # noqa: BLE001
+            ctx.fail(ctx.t("your Gate fails on an input of shape {shape}, which the original forward takes (nn.Linear "
+                           "accepts any leading dimensions): {error}", shape=shape, error=_first_line(exc)),
+                     str(exc).strip().splitlines()[1:6])
+        with torch.no_grad():
+            ctx.expect_close(f"eager output for an input of shape {shape} (mean |x| = {target})", eager,
+                             _original(model, x))
+    for target, kind in ((1.6, "strong"), (0.6, "weak")):
+        z = _with_mean_abs(ctx, 4, target)
+        x = z.clone().requires_grad_(True)
+        y = model(x)
+        ctx.expect(y.requires_grad,
+                   ctx.t("your Gate's output for a {kind} input carries no gradient, while the original forward is "
+                         "differentiable: is torch.cond (or the whole forward) under torch.no_grad()?", kind=kind))
+        got = _grads(model, y, x)
+        ctx.expect(bool(got["x"].abs().sum() > 0),
+                   ctx.t("no gradient flows back to x through your Gate on a {kind} input: torch.cond was given a "
+                         "detached x (an upstream layer would get no gradient). Pass x itself", kind=kind))
+        x0 = z.clone().requires_grad_(True)
+        ctx.expect_close(f"gradients through your Gate on a {kind} input (of x and of every weight)", got,
+                         _grads(model, _original(model, x0), x0), atol=1e-5, rtol=1e-4)

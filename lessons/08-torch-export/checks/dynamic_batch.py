@@ -91,6 +91,43 @@ def check(ctx):
                              "Give the batch Dim max={max} (Dim.AUTO and Dim.DYNAMIC without a max mean "
                              "\"any size\").", batch=batch, max=MAX_BATCH))
 
+        # The sequence length and the feature size stay fixed: only the batch is dynamic.
+        for seq in (SEQ + 1, SEQ - 3):
+            tokens, mask = ctx.randn(2, seq, FEATURES), ctx.rand(2, seq) > 0.3
+            try:
+                program(tokens, mask)
+                accepted = True
+            except Exception:
+                accepted = False
+            ctx.expect(not accepted,
+                       ctx.t("the exported program accepted sequences of {seq} positions: the sequence length stays "
+                             "fixed at {fixed}. Mark only dimension 0 (the batch) dynamic", seq=seq, fixed=SEQ))
+
+    # The range the program records is the contract a deployment reads (ep.module() does not
+    # check lower bounds of 2 or less, so batch 1 can run on a program declared from 2).
     bounds = _batch_range(ep)
     if bounds is not None and bounds[1] is not None:
         ctx.figure("batch_range", {"min": bounds[0], "max": bounds[1]})
+    ctx.expect(bounds == (1, MAX_BATCH),
+               ctx.t("your program records the batch range {range} (ep.range_constraints), not [1, {max}]: declare the "
+                     "batch Dim with min=1 and max={max}", range="none" if bounds is None else list(bounds),
+                     max=MAX_BATCH))
+
+    # A second Pooler (other weights, handed over in training mode) and another example batch:
+    # export_pooler exports the model it is given, every call.
+    torch.manual_seed(ctx.seed + 1)
+    second = ctx.reference.Pooler(FEATURES).to(ctx.device)
+    tokens, mask = _inputs(ctx, ctx.choice([4, 6, 9]))
+    ep2 = mine.export_pooler(second, tokens, mask)
+    ctx.expect(isinstance(ep2, ExportedProgram),
+               ctx.t("export_pooler must return the ExportedProgram from torch.export.export, it returned {type}",
+                     type=type(ep2).__name__))
+    tokens, mask = _inputs(ctx, 11)
+    with torch.no_grad():
+        out = ep2.module()(tokens, mask)
+        stale = out.shape == model(tokens, mask).shape and torch.allclose(out, model(tokens, mask))
+        ctx.expect(not stale,
+                   ctx.t("export_pooler called with a second Pooler returned a program with the first Pooler's "
+                         "weights: export the model you are given, on every call (no cache by class or by shape)"))
+        ctx.expect_close("output of the program exported from a second Pooler (other weights), batch 11", out,
+                         second(tokens, mask))

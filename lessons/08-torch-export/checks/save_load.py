@@ -32,6 +32,8 @@ def check(ctx):
     count = ctx.choice([3, 4, 5, 6])
     order = torch.randperm(len(NAMES), generator=ctx.generator)[:count].tolist()
     labels = [NAMES[i] for i in order]
+    if labels == sorted(labels):  # never sorted: label i names output column i, in the given order
+        labels.reverse()
     model = _Classifier(len(labels)).to(ctx.device).eval()
     example_batch = ctx.choice([4, 6, 9])
     example = ctx.randn(example_batch, FEATURES)
@@ -70,7 +72,10 @@ def check(ctx):
         for p in model.parameters():
             p.add_(torch.randn(p.shape, generator=ctx.generator).to(p.device))
 
-    with ctx.build(ctx.t("loading your program…"), figure="load_s"):
+    # load_program is called outside the call contract: a memoised one (functools.lru_cache, not
+    # a plain function) would otherwise fail on a mismatch of observations instead of with the
+    # reason below. Whatever it leaves changed for everyone still shows at the end of the check.
+    with ctx.build(ctx.t("loading your program…"), figure="load_s"), ctx.uncontracted():
         loaded = mine.load_program(str(path))
     ctx.expect(isinstance(loaded, tuple) and len(loaded) == 2,
                ctx.t("load_program must return a pair (module, labels), it returned {type}",
@@ -100,3 +105,28 @@ def check(ctx):
         ctx.expect(not accepted, ctx.t("the loaded program accepted batch 1025: the task's range is 1 to 1024. "
                                        "Give the batch Dim max=1024 (Dim.AUTO and Dim.DYNAMIC without a max "
                                        "mean \"any size\")"))
+
+    # A second save to the same path (another model, other labels): loading reads the file again.
+    torch.manual_seed(ctx.seed + 1)
+    labels2 = [NAMES[i] for i in torch.randperm(len(NAMES), generator=ctx.generator)[: count + 1].tolist()]
+    if labels2 == sorted(labels2):
+        labels2.reverse()
+    model2 = _Classifier(len(labels2)).to(ctx.device)  # handed over in training mode
+    mine.save_program(model2, ctx.randn(example_batch + 1, FEATURES), labels2, str(path))
+    x = ctx.randn(7, FEATURES)
+    with torch.no_grad():
+        expected2 = model2(x)
+    with ctx.uncontracted():
+        loaded = mine.load_program(str(path))
+    ctx.expect(isinstance(loaded, tuple) and len(loaded) == 2,
+               ctx.t("load_program must return a pair (module, labels), it returned {type}",
+                     type=type(loaded).__name__))
+    module2, loaded_labels2 = loaded
+    ctx.expect(loaded_labels2 != labels,
+               ctx.t("after save_program wrote a new model and new labels to the same path, load_program returned the "
+                     "old labels: it must read the file on every call (no cache by path)"))
+    ctx.expect_equal("labels returned by load_program after a second save_program to the same path",
+                     loaded_labels2, labels2)
+    with torch.no_grad():
+        ctx.expect_close("output of the program loaded after a second save_program to the same path, batch 7",
+                         module2(x), expected2)

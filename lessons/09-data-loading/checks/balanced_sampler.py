@@ -12,6 +12,8 @@ import numpy as np
 import torch
 from torch.utils.data import DataLoader, TensorDataset
 
+from _common import reseeded_global_rngs
+
 
 def _disturb_global_rngs():
     """What the rest of a training script does between two samplers: draw from the global RNGs."""
@@ -121,6 +123,15 @@ def check(ctx):
                              "about {want:.1%} (each of the {k} classes equally often)",
                              desc=desc, c=c, size=sizes[c], n=n, share=share, want=1 / k, k=k))
         _within_class(ctx, first, labels, sizes, desc)
+        # Each position's class is its own draw: consecutive indices share a class about 1/k of the
+        # time (one class after another, in blocks, is ~100%: every DataLoader batch a single class).
+        # 3000+ draws: the reference's share is within ~3 points of 1/k.
+        repeats = sum(label_of[a] == label_of[b] for a, b in zip(first, first[1:])) / (len(first) - 1)
+        ctx.expect(repeats <= 1 / k + 0.1,
+                   ctx.t("{desc}: {share:.0%} of consecutive indices have the same class, expected about {want:.0%}: "
+                         "the classes come in blocks, so a DataLoader batch holds one or two classes. Draw each "
+                         "position's class at random (a class, then an index of that class)",
+                         desc=desc, share=repeats, want=1 / k))
 
         _disturb_global_rngs()
         again = _indices(ctx, s2, "the sampler", desc)
@@ -137,6 +148,13 @@ def check(ctx):
                          "depend only on the seed"))
         other = _indices(ctx, Sampler(given, num_samples, seed=seed + 1), "the sampler", desc)
         ctx.expect(other != first, ctx.t("seeds {a} and {b} gave the same order: use the seed", a=seed, b=seed + 1))
+        if trial == 0:  # a pass must not reseed the global generators (drawing from them is checked above)
+            reseeded = reseeded_global_rngs(lambda: _indices(ctx, s1, "the sampler", desc))
+            ctx.expect(not reseeded,
+                       ctx.t("a pass over the sampler reseeded the global generator ({what}): that resets the "
+                             "randomness of everything else in the training script on every epoch. Draw only from "
+                             "the sampler's own torch.Generator(), seeded once in __init__",
+                             what=", ".join(reseeded)))
 
     ctx.phase(ctx.t("running the sampler in a DataLoader"))
     labels, _ = _make_labels(ctx, 1)

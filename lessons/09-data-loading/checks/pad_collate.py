@@ -22,6 +22,20 @@ def _expected(batch, pad, left=False):
     return out, lengths, labels
 
 
+def _first_line(exc):
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}".rstrip(": ")
+
+
+def _shares_memory(a, b):
+    if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)) or "meta" in (a.device.type, b.device.type):
+        return False
+    try:
+        return a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr()
+    except Exception:  # noqa: BLE001
+        return False
+
+
 def _sample(ctx, length, features, dtype, noncontiguous=False):
     if features is None:
         # token ids from a small vocabulary: PAD (0) is also a real token inside the data
@@ -36,7 +50,13 @@ def _sample(ctx, length, features, dtype, noncontiguous=False):
 def _compare(ctx, mine, batch, pad, what):
     exp_padded, exp_lengths, exp_labels = _expected(batch, pad)
     originals = [s.clone() for s, _ in batch]
-    got = mine.pad_collate(batch)
+    try:
+        got = mine.pad_collate(batch)
+    except NotImplementedError:
+        raise
+    except Exception as exc:  # noqa: BLE001  (the learner reads why)
+        ctx.fail(ctx.t("{what}: pad_collate failed: {error}. Pad with torch operations (pad_sequence), which "
+                       "keep every dtype and device", what=what, error=_first_line(exc)))
     ctx.expect(all(torch.equal(s, o) for (s, _), o in zip(batch, originals)),
                ctx.t("{what}: pad_collate changed the sequences it was given: build the padded batch as a "
                      "new tensor", what=what))
@@ -46,6 +66,10 @@ def _compare(ctx, mine, batch, pad, what):
     padded, lengths, labels = got
     ctx.expect(isinstance(padded, torch.Tensor),
                ctx.t("{what}: padded is a {type}, expected a tensor", what=what, type=type(padded).__name__))
+    ctx.expect(not any(_shares_memory(padded, sq) for sq, _ in batch),
+               ctx.t("{what}: padded shares its memory with one of the sequences it was given (a view such as "
+                     "seqs[0].unsqueeze(0)): an in-place edit of the batch would write into the dataset's sample. "
+                     "Return a new tensor", what=what))
     shape, want = tuple(padded.shape), tuple(exp_padded.shape)
     if shape != want and shape[:2] == want[:2][::-1]:
         ctx.fail(ctx.t("{what}: padded has shape {shape}, expected (batch, longest, ...) = {want}: put the batch "
@@ -92,13 +116,15 @@ def _compare(ctx, mine, batch, pad, what):
 
 # (batch size, features or None for tokens, dtype) per trial
 _TRIALS = [(1, None, torch.long), (4, 3, torch.float32), (9, None, torch.long),
-           (5, 1, torch.float32), (3, None, torch.int32), (7, 8, torch.float64)]
+           (5, 1, torch.float32), (3, None, torch.int32), (7, 8, torch.float64), (6, 5, torch.bfloat16),
+           (1, 4, torch.float32)]
 
 
 def check(ctx):
     mine = ctx.learner
     pad = mine.PAD
     ctx.expect(pad == ctx.reference.PAD, ctx.t("PAD was changed to {pad!r}; keep PAD = 0", pad=pad))
+    results = []
     for trial in ctx.trials(len(_TRIALS)):
         size, features, dtype = _TRIALS[trial]
         lengths = [int(ctx.randint(1, 31, (1,))) for _ in range(size)]
@@ -121,12 +147,46 @@ def check(ctx):
         else:
             what = ctx.t("trial {i} ({size} sequences of {features} features, {dtype}, lengths {lengths})",
                          i=trial + 1, size=size, features=features, dtype=dname, lengths=lengths)
-        _compare(ctx, mine, batch, pad, what)
+        got = _compare(ctx, mine, batch, pad, what)
+        results.append((what, got[0], got[0].clone()))
+
+    # Each call returns its own padded tensor: later calls must not have written into earlier ones
+    # (a buffer kept between calls and handed out as views). A short batch of each kind again
+    # (it fits in any buffer the first one left), then every earlier result once more.
+    for trial in (0, 1):
+        size, features, dtype = _TRIALS[trial]
+        _compare(ctx, mine, [_sample(ctx, 2, features, dtype) for _ in range(2)], pad,
+                 ctx.t("a second batch like trial {i} (2 sequences of length 2)", i=trial + 1))
+    for what, padded, was in results:
+        ctx.expect(torch.equal(padded, was),
+                   ctx.t("{what}: the padded tensor pad_collate returned was overwritten by later calls: it is "
+                         "shared between calls (a reused buffer). Allocate a new tensor in every call", what=what))
+
+    # Sequences on another device (meta: no data, a stand-in for a GPU that every machine has):
+    # padded stays with the data, lengths stay an int64 tensor on the CPU, which
+    # pack_padded_sequence requires whatever the data's device.
+    lengths = [int(ctx.randint(1, 31, (1,))) for _ in range(3)]
+    batch = [(torch.empty(n, 4, device="meta"), k) for k, n in enumerate(lengths)]
+    what = ctx.t("3 sequences of 4 features on another device (meta), lengths {lengths}", lengths=lengths)
+    try:
+        padded, got_lengths, _labels = mine.pad_collate(batch)
+    except Exception as exc:  # noqa: BLE001
+        ctx.fail(ctx.t("{what}: pad_collate failed: {error}. Pad with torch operations (pad_sequence), which "
+                       "keep every dtype and device", what=what, error=_first_line(exc)))
+    ctx.expect(isinstance(got_lengths, torch.Tensor) and got_lengths.device.type == "cpu",
+               ctx.t("{what}: lengths are on {device}: pack_padded_sequence requires int64 lengths on the CPU, "
+                     "whatever the data's device. Build them from the shapes with torch.tensor(..., "
+                     "dtype=torch.long) and no device", what=what,
+                     device=getattr(got_lengths, "device", type(got_lengths).__name__)))
+    ctx.expect_equal(f"{what}: lengths", got_lengths, torch.tensor(lengths))
+    ctx.expect_equal(f"{what}: padded's shape, dtype and device",
+                     (tuple(padded.shape), str(padded.dtype), padded.device.type),
+                     ((3, max(lengths), 4), "torch.float32", "meta"))
 
     ctx.phase(ctx.t("running pad_collate in a DataLoader"))
     data = [_sample(ctx, int(ctx.randint(1, 20, (1,))), None, torch.long) for _ in range(11)]
     loader = DataLoader(data, batch_size=4, shuffle=False, collate_fn=mine.pad_collate)
-    for b, got in enumerate(loader):
+    for b, got in enumerate(list(loader)):  # all batches first: each must still be its own
         chunk = data[4 * b: 4 * b + 4]
         exp = _expected(chunk, pad)
         ctx.expect_equal(f"DataLoader batch {b + 1} of 3 (batch_size=4 over 11 samples): padded", got[0], exp[0])

@@ -7,6 +7,8 @@ from collections import Counter
 
 from torch.utils.data import DataLoader, IterableDataset, get_worker_info
 
+from _common import reseeded_global_rngs
+
 _PER_FILE = 1000  # sample value = file number * _PER_FILE + line number
 
 
@@ -25,13 +27,22 @@ class _Tagged(IterableDataset):
 
 
 def _check_shard(ctx, shard):
-    cases = [(10, 3), (7, 2), (11, 4), (2, 3), (5, 4), (5, 1), (9, 3), (0, 2), (1, 1)]
+    cases = [(10, 3), (7, 2), (11, 4), (2, 3), (5, 4), (5, 1), (9, 3), (0, 2), (1, 1), (6, 1)]
     for n_items, n_workers in cases:
         names = [f"file{i:02d}" for i in range(n_items)]
         # a tuple for some cases: shard takes any sequence
         items = tuple(names) if n_items % 2 else list(names)
-        parts = [list(shard(items, w, n_workers)) for w in range(n_workers)]
+        raw = [shard(items, w, n_workers) for w in range(n_workers)]
         where = ctx.t("shard() of {n} items over {workers} workers", n=n_items, workers=n_workers)
+        # The share is a new list: not `items` itself (with one worker everything is the share, and
+        # the caller editing its share would edit its own list), and a list even for a tuple.
+        ctx.expect(not any(part is items for part in raw),
+                   ctx.t("{where} returned `items` itself: return the share as a new list (list(items) with one "
+                         "worker), so that editing the share leaves the caller's items alone", where=where))
+        ctx.expect(all(isinstance(part, list) for part in raw),
+                   ctx.t("{where} returned a {type}, expected the share as a list", where=where,
+                         type=next((type(p).__name__ for p in raw if not isinstance(p, list)), "list")))
+        parts = [list(part) for part in raw]
         ctx.expect(list(items) == names, ctx.t("{where} changed the list it was given: build a new list "
                                                "for the share and leave `items` as it was", where=where))
         counts = Counter(x for p in parts for x in p)
@@ -52,21 +63,49 @@ def _check_shard(ctx, shard):
                          "(rounding the share size up leaves the last workers short)", where=where, sizes=sizes))
 
 
+_STALE = 900  # line j of file f holds f * _PER_FILE + _STALE + j until the dataset has been built
+
+
 def _write_files(ctx, folder, n_files):
-    paths, expected = [], Counter()
+    paths, expected, contents = [], Counter(), {}
     folder.mkdir()
     for f in range(n_files):
         n_lines = int(ctx.randint(1, 26, (1,)))
         values = [f * _PER_FILE + j for j in range(n_lines)]
         path = folder / f"data_{f:02d}.txt"
-        path.write_text("".join(f"{v}\n" for v in values), encoding="utf-8")
+        contents[str(path)] = "".join(f"{v}\n" for v in values)
         paths.append(str(path))
         expected.update(values)
-    return paths, expected
+    _fill(contents, stale=True)
+    return paths, expected, contents
+
+
+def _fill(contents, stale=False):
+    """Write the files; `stale`: what they held before (other values), so that a dataset that
+    reads them when it is built, not when it is iterated, yields those."""
+    for path, text in contents.items():
+        if stale:
+            text = "".join(f"{int(v) + _STALE}\n" for v in text.split())
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+
+
+def _built(ctx, mine, paths, contents):
+    """A ShardedLines over `paths`, built while the files still hold their stale contents."""
+    _fill(contents, stale=True)
+    dataset = mine.ShardedLines(list(paths))
+    _fill(contents)
+    return dataset
 
 
 def _judge_epoch(ctx, tagged, expected, n_files, workers, where):
     got = Counter(s for _, s in tagged)
+    stale = [v for v in got if v % _PER_FILE >= _STALE]
+    if stale:
+        ctx.fail(ctx.t("{where}, your dataset yielded {value!r}, which the file held when ShardedLines was built "
+                       "and no longer does: read the files inside __iter__, not in __init__ (__init__ runs once, "
+                       "in the main process, and every worker would get a copy of all the data)",
+                       where=where, value=stale[0]))
     extra = [v for v in got if v not in expected]
     if extra:
         ctx.fail(ctx.t("{where}, your dataset yielded {value!r}, which is not in any file", where=where, value=extra[0]))
@@ -126,25 +165,47 @@ def check(ctx):
 
     for trial in ctx.trials(2, label="DataLoader trial"):
         n_files = ctx.choice([5, 7, 11]) if trial == 0 else ctx.choice([7, 13])
-        paths, expected = _write_files(ctx, ctx.tmpdir / f"trial{trial}", n_files)
+        paths, expected, contents = _write_files(ctx, ctx.tmpdir / f"trial{trial}", n_files)
         for workers in (0, 1, 2, 3):
             ctx.phase(ctx.t("DataLoader trial {trial}/2: {n_files} files, num_workers={workers}",
                             trial=trial + 1, n_files=n_files, workers=workers))
-            dataset = mine.ShardedLines(list(paths))
-            with warnings.catch_warnings():  # "3 workers but 2 cores suggested": intended here
-                warnings.filterwarnings("ignore", message=".*worker processes in total.*")
-                # persistent workers keep their copy of the dataset for the second epoch
-                loader = DataLoader(_Tagged(dataset), batch_size=None, num_workers=workers,
-                                    persistent_workers=workers > 0,
-                                    multiprocessing_context="fork" if workers else None)
-                for epoch in (1, 2):
-                    tagged = [(int(w), int(s)) for w, s in loader]
-                    if epoch == 1:
-                        where = ctx.t("with {n} files and num_workers={workers}", n=n_files, workers=workers)
-                    else:
-                        where = ctx.t("with {n} files and num_workers={workers}, in the second epoch (the "
-                                      "first was right: does __iter__ change the dataset, e.g. overwrite "
-                                      "self.paths?)", n=n_files, workers=workers)
-                    _judge_epoch(ctx, tagged, expected, n_files, workers, where)
-            del loader
+            dataset = _built(ctx, mine, paths, contents)
+            _run_loader(ctx, dataset, workers, expected, n_files, [
+                ctx.t("with {n} files and num_workers={workers}", n=n_files, workers=workers),
+                ctx.t("with {n} files and num_workers={workers}, in the second epoch (the first was right: does "
+                      "__iter__ change the dataset, e.g. overwrite self.paths?)", n=n_files, workers=workers)])
+
+        if trial == 0:
+            # One dataset, used again: first in the main process, then by a DataLoader with workers
+            # (each worker gets a copy of the dataset as it is by then), then with other workers.
+            dataset = _built(ctx, mine, paths, contents)
+            for workers in (0, 2, 3):
+                ctx.phase(ctx.t("DataLoader trial {trial}/2: the same dataset again, num_workers={workers}",
+                                trial=trial + 1, workers=workers))
+                where = ctx.t("with {n} files and num_workers={workers}, a dataset iterated before (in the main "
+                              "process or by other workers): does __iter__ keep its share on the dataset? Decide "
+                              "it on every __iter__, in a local variable", n=n_files, workers=workers)
+                _run_loader(ctx, dataset, workers, expected, n_files, [where, where])
+
+            # A pass in the main process must not reseed the global generators (a worker's own are
+            # seeded by the DataLoader; drawing from them is fine).
+            reseeded = reseeded_global_rngs(lambda: list(dataset))
+            ctx.expect(not reseeded,
+                       ctx.t("iterating over ShardedLines reseeded the global generator ({what}): that resets the "
+                             "randomness of everything else in the caller's process on every epoch. Split the "
+                             "files by worker id alone, without shuffling through a reseeded global generator",
+                             what=", ".join(reseeded)))
     ctx.figure("workers_checked", [0, 1, 2, 3])
+
+
+def _run_loader(ctx, dataset, workers, expected, n_files, wheres):
+    """Two epochs of a DataLoader over `dataset` (persistent workers keep their copy of the
+    dataset for the second epoch), each judged."""
+    with warnings.catch_warnings():  # "3 workers but 2 cores suggested": intended here
+        warnings.filterwarnings("ignore", message=".*worker processes in total.*")
+        loader = DataLoader(_Tagged(dataset), batch_size=None, num_workers=workers,
+                            persistent_workers=workers > 0, multiprocessing_context="fork" if workers else None)
+        for where in wheres:
+            tagged = [(int(w), int(s)) for w, s in loader]
+            _judge_epoch(ctx, tagged, expected, n_files, workers, where)
+    del loader
