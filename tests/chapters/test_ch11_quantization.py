@@ -119,7 +119,8 @@ def test_pt2e_exported_in_training_mode_fails(mutant):
 
 def test_pt2e_eval_on_the_callers_model_fails(mutant):
     v = mutant("quant-pt2e", ("    model = copy.deepcopy(model).eval()  # key", "    model = model.eval()"))
-    assert_fails(v, "changed the model it was given")
+    # the call contract sees it first: the caller's model left in eval mode
+    assert_fails(v, "quantize_pt2e_int8(...)` left a change behind", "switched to eval mode")
 
 
 def test_pt2e_static_batch_fails(mutant):
@@ -190,10 +191,37 @@ def test_qat_fixed_epochs_fails(mutant):
 
 def test_qat_in_place_fails(mutant):
     v = mutant("quant-qat-2bit", ("    model = copy.deepcopy(model)\n", ""))
-    assert_fails(v, "changed the model it was given", "copy.deepcopy")
+    # the call contract sees it first: quantize_ swapped the caller's own weights
+    assert_fails(v, "quantize_qat(...)` left a change behind", "in `model`")
 
 
 def test_qat_converting_a_float_finetune_fails(mutant):
     # fine-tune in float, then quantize: PTQ with extra steps; caught by the spy before accuracy
     v = mutant("quant-qat-2bit", (PREPARE, ""), (CONVERT, "    quantize_(model, base)\n"))
     assert_fails(v, "has no fake quantization")
+
+
+def test_qat_new_optimizer_every_epoch_fails(mutant):
+    # a fresh Adam per epoch restarts its moments and bias correction: read off the calls
+    v = mutant(
+        "quant-qat-2bit",
+        (
+            "        train_epoch(model, loader, optimizer)",
+            "        train_epoch(model, loader, torch.optim.Adam(model.parameters(), lr=lr))",
+        ),
+    )
+    assert_fails(v, "different optimizers over 3 epochs", "the same one to every call")
+
+
+def test_pt2e_calibrating_on_the_export_example_fails(mutant):
+    v = mutant("quant-pt2e", ("        for x in calibration:\n" + CALIBRATE, "        prepared(example)"))
+    assert_fails(v, "covers only", "calibration batches you were given")
+
+
+def test_pt2e_no_copy_with_the_mode_restored_fails(mutant):
+    v = mutant(
+        "quant-pt2e",
+        ("    model = copy.deepcopy(model).eval()  # key", "    was = model.training\n    model = model.eval()"),
+        ("    return convert_pt2e(prepared)  # key", "    model.train(was)\n    return convert_pt2e(prepared)"),
+    )
+    assert_fails(v, "changed when the caller's model was trained further", "copy.deepcopy")

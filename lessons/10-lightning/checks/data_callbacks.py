@@ -3,7 +3,9 @@ EarlyStopping stops a run whose val_loss stopped improving exactly `patience` ep
 best; ModelCheckpoint keeps exactly the `top_k` best checkpoint files."""
 
 import os
+import random
 
+import numpy as np
 import pytorch_lightning as pl
 import torch
 import torch.nn as nn
@@ -48,7 +50,10 @@ class _Scripted(pl.LightningModule):
 
 def _script(ctx, patience, max_epochs):
     """val_loss per epoch: improves, stalls for patience-1 epochs, improves once more, then only
-    gets worse. All values distinct. Returns (values, epoch at which the run must stop)."""
+    gets worse. All values distinct. Returns (values, epoch at which the run must stop).
+    The last improvement is tiny (0.0003-0.0008): any improvement resets the counter (the default
+    min_delta=0); min_delta=0.001 or 0.01 would not count it and stop patience epochs early. Still
+    more than 0.0001, so checkpoint names with val_loss to 4 decimals stay distinct."""
     def u(lo: float, hi: float) -> float:
         return lo + (hi - lo) * torch.rand(1, generator=ctx.generator).item()
 
@@ -58,7 +63,7 @@ def _script(ctx, patience, max_epochs):
         values.append(best)
     for _ in range(patience - 1):
         values.append(best + u(0.01, 0.3))
-    best *= u(0.9, 0.97)
+    best -= u(0.0003, 0.0008)
     values.append(best)
     best_epoch = len(values) - 1
     while len(values) < max_epochs:
@@ -79,10 +84,26 @@ def check(ctx):
                   batch_size=batch_size, seed=seed)
 
     ctx.phase(ctx.t("checking the DataModule"))
+    # the caller's global random streams, moved somewhere only this run's seed decides
+    torch.manual_seed(int(ctx.randint(0, 2**31 - 1, (1,))))
+    random.seed(int(ctx.randint(0, 2**31 - 1, (1,))))
+    np.random.seed(int(ctx.randint(0, 2**31 - 1, (1,))))
+    torch.rand(int(ctx.randint(1, 50, (1,))))
+    streams = (torch.get_rng_state(), random.getstate(), np.random.get_state()[1].copy())
     dm = mine.BlobsDataModule(**kwargs)
     ctx.expect(isinstance(dm, pl.LightningDataModule), ctx.t("BlobsDataModule must subclass pl.LightningDataModule"))
     dm.prepare_data()
     dm.setup("fit")
+    touched = [name for name, same in (
+        ("torch", torch.equal(streams[0], torch.get_rng_state())),
+        ("random", streams[1] == random.getstate()),
+        ("numpy", bool(np.array_equal(streams[2], np.random.get_state()[1]))),
+    ) if not same]
+    ctx.expect(not touched,
+               ctx.t("building the DataModule and its setup('fit') reseeded or drew from the global random "
+                     "generator(s) of {names}: that rewinds the caller's random stream. Seed only a generator "
+                     "of your own (random_split(..., generator=torch.Generator().manual_seed(seed)))",
+                     names=", ".join(touched)))
     x_all, _ = ctx.reference.make_blobs(n, features, classes, seed)
     x_val, y_val = _samples(dm.val_dataloader())
     x_val2, _ = _samples(dm.val_dataloader())
@@ -113,6 +134,17 @@ def check(ctx):
     ctx.expect(torch.equal(_samples(dm2.val_dataloader())[0], x_val),
                ctx.t("two data modules with the same seed made different splits: pass random_split a "
                      "torch.Generator seeded from the seed"))
+    # setup runs for every stage: trainer.validate(datamodule=dm) calls setup("validate") only
+    dm3 = mine.BlobsDataModule(**kwargs)
+    dm3.setup("validate")
+    try:
+        problem = "" if torch.equal(_samples(dm3.val_dataloader())[0], x_val) else ctx.t("a different validation set")
+    except Exception as exc:
+        problem = f"{type(exc).__name__}: {str(exc).strip()[:120]}"
+    ctx.expect(not problem,
+               ctx.t("after setup(\"validate\") (what trainer.validate(datamodule=dm) calls) val_dataloader() "
+                     "gave {problem}: setup is called with the stage of the run (\"fit\", \"validate\", "
+                     "\"test\" or \"predict\"), so build the datasets whatever the stage", problem=problem))
 
     patience = int(ctx.choice([2, 3, 4]))
     top_k = int(ctx.choice([2, 3]))
@@ -148,11 +180,12 @@ def check(ctx):
     ran = module.epochs_validated
     ctx.figure("epochs", {"ran": ran, "expected": stop_epoch + 1, "max_epochs": max_epochs})
     best = min(range(stop_epoch + 1), key=lambda e: script[e])
-    shown = ", ".join(f"{v:.3f}" for v in script[:min(max(ran, stop_epoch + 1) + 1, max_epochs)])
+    shown = ", ".join(f"{v:.4f}" for v in script[:min(max(ran, stop_epoch + 1) + 1, max_epochs)])
     ctx.expect(ran == stop_epoch + 1,
                ctx.t("the run stopped after {ran} epochs, expected {want}: val_loss per epoch was [{shown}, ...]; "
                      "its best was epoch {best}, and patience={patience} allows {patience} epochs without "
-                     "improvement after it (lower val_loss is better)",
+                     "improvement after it (lower val_loss is better; an improvement counts however small, "
+                     "as with the default min_delta=0)",
                      ran=ran, want=stop_epoch + 1, shown=shown, best=best + 1, patience=patience))
 
     files = sorted(f for f in os.listdir(dirpath) if f.endswith(".ckpt")) if dirpath.is_dir() else []

@@ -2,8 +2,11 @@
 its hyperparameters, logs train_loss / val_loss / val_acc correctly, and steps a per-step
 cosine schedule over the whole run."""
 
+import os
+import random
 import time
 
+import numpy as np
 import pytorch_lightning as pl
 import torch
 import torch.nn.functional as F
@@ -17,14 +20,25 @@ TARGET = 0.9
 
 
 class _Recorder(pl.Callback):
-    """Records the learning rate seen by every optimizer step."""
+    """Records the learning rate seen by every optimizer step, and per step the loss that
+    training_step returned beside the cross-entropy of the batch under the same weights."""
 
     def __init__(self):
         self.lrs = []
+        self.losses = []   # (returned, cross-entropy)
+        self._ce = None
 
     def on_train_batch_start(self, trainer, pl_module, batch, batch_idx):
         if trainer.optimizers:
             self.lrs.append(trainer.optimizers[0].param_groups[0]["lr"])
+        x, y = batch
+        with torch.no_grad():
+            self._ce = F.cross_entropy(pl_module(x).float(), y).item()
+
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
+        loss = outputs.get("loss") if isinstance(outputs, dict) else outputs
+        if isinstance(loss, torch.Tensor) and self._ce is not None:
+            self.losses.append((loss.detach().float().item(), self._ce))
 
     def on_train_end(self, trainer, pl_module):
         if trainer.optimizers:
@@ -55,14 +69,29 @@ def check(ctx):
     # each other (random centres did, for some seeds).
     basis, _ = torch.linalg.qr(ctx.randn(features, features))
     centers = basis[:classes] * 4.0
-    x_train, y_train = _blobs(ctx, centers, 768)
+    # 10 or 13 batches of 64 per epoch: never 12 (what the stub's __main__ uses), so a T_max
+    # hard-coded from it shows
+    x_train, y_train = _blobs(ctx, centers, int(ctx.choice([640, 832])))
     x_val, y_val = _blobs(ctx, centers, 250)          # 250: the last batch is a partial one
     x_test, y_test = _blobs(ctx, centers, 500)
     pl.seed_everything(ctx.seed, workers=True, verbose=False)
     train = DataLoader(TensorDataset(x_train, y_train), batch_size=64, shuffle=True)
     val = DataLoader(TensorDataset(x_val, y_val), batch_size=64)
 
+    streams = (torch.initial_seed(), random.getstate(), np.random.get_state()[1].copy(),
+               os.environ.get("PL_GLOBAL_SEED"))
     model = ctx.learner.LitClassifier(in_features=features, num_classes=classes, hidden=hidden, lr=lr)
+    touched = [name for name, same in (
+        ("torch", streams[0] == torch.initial_seed()),
+        ("random", streams[1] == random.getstate()),
+        ("numpy", bool(np.array_equal(streams[2], np.random.get_state()[1]))),
+        ("PL_GLOBAL_SEED", streams[3] == os.environ.get("PL_GLOBAL_SEED")),
+    ) if not same]
+    ctx.expect(not touched,
+               ctx.t("creating a LitClassifier reseeded the caller's global random state ({names}): "
+                     "seeding is the training script's decision (pl.seed_everything there), not the "
+                     "module's; __init__ only records the hyperparameters and builds the layers",
+                     names=", ".join(touched)))
     ctx.expect(isinstance(model, pl.LightningModule), ctx.t("LitClassifier must subclass pl.LightningModule"))
     for key, value in [("in_features", features), ("num_classes", classes), ("hidden", hidden), ("lr", lr)]:
         ctx.expect(key in model.hparams,
@@ -104,11 +133,26 @@ def check(ctx):
                ctx.t("the learning rate rose during training: one cosine period over the whole run "
                      "only decreases (T_max too small?)"))
     ctx.figure("lr", {"first": lrs[0], "last": lrs[-1]})
+    # one cosine period over every optimizer step of the fit, read off the run step by step
+    ctx.expect_close(ctx.t("the learning rate at each optimizer step (one cosine period over the whole fit)"),
+                     torch.tensor(lrs, dtype=torch.float64), torch.tensor(lrs, dtype=torch.float64),
+                     atol=1e-3 * lr, rtol=1e-4)
 
     optimizer = trainer.optimizers[0]
     ctx.expect(type(optimizer) is torch.optim.AdamW,
                ctx.t("the optimizer is {name}, expected torch.optim.AdamW (Adam with decoupled weight decay, "
                      "as the task asks)", name=type(optimizer).__name__))
+
+    # training_step returns (and logs) the plain cross-entropy of its batch
+    off = max(recorder.losses, key=lambda t: abs(t[0] - t[1]), default=None)
+    ctx.expect(bool(recorder.losses),
+               ctx.t("training_step returned no loss the check could read: return the loss tensor "
+                     "(or {{'loss': loss}})"))
+    ctx.expect(abs(off[0] - off[1]) <= 1e-4 * max(1.0, abs(off[1])),
+               ctx.t("training_step returned a loss of {got:.4f} for a batch whose cross-entropy under the "
+                     "same weights is {want:.4f}: return (and log as train_loss) "
+                     "F.cross_entropy(logits, y) of the batch, nothing added or smoothed",
+                     got=off[0], want=off[1]))
 
     metrics = trainer.callback_metrics
     ctx.expect("train_loss" in metrics or "train_loss_epoch" in metrics,

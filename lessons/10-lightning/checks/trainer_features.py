@@ -47,7 +47,8 @@ class _Probe(pl.LightningModule):
     def training_step(self, batch, batch_idx):
         x, y = batch
         out = self.layer(x)
-        self.seen.append((x.detach().float().cpu(), y.detach().float().cpu(), out.dtype, self.layer.weight.dtype))
+        self.seen.append((x.detach().float().cpu(), y.detach().float().cpu(), out.dtype, self.layer.weight.dtype,
+                          self.current_epoch))
         return 50 * F.mse_loss(out.float(), y.float())
 
     def configure_optimizers(self):
@@ -130,9 +131,14 @@ def _trial(ctx, trial, plans):
     ctx.expect(os.path.realpath(trainer.default_root_dir) == os.path.realpath(root),
                ctx.t("default_root_dir is {got}, expected root_dir ({root}): checkpoints and logs must stay "
                      "under it", got=trainer.default_root_dir, root=root))
+    where = os.path.relpath(os.path.realpath(trainer.default_root_dir), os.path.realpath(root))
+    ctx.expect_equal(ctx.t("default_root_dir, relative to root_dir"), where, where)
     ctx.expect(trainer.progress_bar_callback is None and not any(isinstance(c, ModelSummary) for c in trainer.callbacks),
                ctx.t("the progress bar or the model summary is on: enable_progress_bar=False and "
                      "enable_model_summary=False keep scripts and this checker quiet"))
+    shown = {"progress bar": trainer.progress_bar_callback is not None,
+             "model summary": any(isinstance(c, ModelSummary) for c in trainer.callbacks)}
+    ctx.expect_equal(ctx.t("the Trainer's progress bar and model summary (on = True)"), shown, shown)
 
     torch.manual_seed(ctx.seed)
     model = _Probe(features)
@@ -188,6 +194,17 @@ def _trial(ctx, trial, plans):
                      "float32 allows only {fp32}), so {accumulate} per step would do: fewer, larger "
                      "micro-batches make the same step faster", plan=plan, windows=windows,
                      size=effective // max(windows, 1), best=micro, fp32=fp32_micro, accumulate=accumulate))
+    # a shuffling loader: each epoch sees the samples in another order (and, with the epoch cut
+    # to whole steps, another leftover left out)
+    orders = {}
+    for w in model.seen:
+        orders.setdefault(w[4], []).append(w[0])
+    orders = [torch.cat(v) for _, v in sorted(orders.items())]
+    repeated = len(orders) > 1 and all(torch.equal(orders[0], o) for o in orders[1:])
+    ctx.expect(not repeated,
+               ctx.t("{plan}: every epoch trained on the same samples in the same order: plan_run must return "
+                     "a shuffling DataLoader (shuffle=True), or the samples cut off to fill whole steps are "
+                     "never trained on", plan=plan))
     error = max(s[3] for s in probe.steps)
     # bf16 autocast moves a correct step's gradient by ~1% from the float32 mean-loss gradient;
     # a window whose losses are weighted wrongly is off by 25% or more
@@ -207,6 +224,20 @@ def _trial(ctx, trial, plans):
                        "whole gradient so its norm is at most max_grad_norm (the 'norm' algorithm keeps its "
                        "direction; 'value' clamps each entry)", step=i + 1, after=a, before=before[i],
                        clip=clip, want=e))
+
+    # the values behind the facts above, read off the run: the reference run supplies the expected side
+    dtypes = {"weights": sorted({str(w[3]) for w in model.seen}), "forward": sorted({str(w[2]) for w in model.seen})}
+    ctx.expect_equal(ctx.t("{plan}: the dtypes of the weights and of the forward's output in training_step",
+                           plan=plan), dtypes, dtypes)
+    ctx.expect_close(ctx.t("{plan}: the activation MB of the largest micro-batch", plan=plan),
+                     float(worst[0]), float(worst[0]), rtol=1e-9, atol=0.0)
+    ctx.expect_equal(ctx.t("{plan}: the epochs run and the optimizer steps in each", plan=plan),
+                     [probe.epochs, counts], [probe.epochs, counts])
+    layout = [[s[1], s[2]] for s in probe.steps]
+    ctx.expect_equal(ctx.t("{plan}: the micro-batches and samples behind each optimizer step", plan=plan),
+                     layout, layout)
+    sizes = sorted({len(w[0]) for w in model.seen})
+    ctx.expect_equal(ctx.t("{plan}: the micro-batch sizes trained on", plan=plan), sizes, sizes)
 
 
 def check(ctx):

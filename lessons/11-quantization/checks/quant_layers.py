@@ -107,6 +107,8 @@ def check(ctx):
         )
         plan[name] = "weight-only" if getattr(w, "act_quant_kwargs", None) is None else "dynamic"
     ctx.figure("plan", plan)
+    stored = {name: str(q.get_submodule(name).weight.qdata.dtype) for name in LAYERS}
+    ctx.expect_equal(ctx.t("the weight dtype each Linear of the returned model stores"), stored, stored)
 
     acc_q = accuracy(q, xte, yte)
     size32, size_q = model_bytes(fp32), model_bytes(q)
@@ -145,6 +147,12 @@ def check(ctx):
             names=", ".join(f"`{n}`" for n in timid),
         ),
     )
+    others = {name: plan[name] for name in LAYERS if name != sensitive}
+    ctx.expect_equal(
+        ctx.t("the quantization of the layers whose inputs int8 handles well (all but `{name}`)", name=sensitive),
+        others,
+        others,
+    )
     ctx.expect(
         size32 / size_q >= MIN_RATIO,
         ctx.t(
@@ -170,6 +178,8 @@ def check(ctx):
                 want=want,
             ),
         )
+        if m is fp32:  # the same fp32 model in both runs: the reference's count is the expected one
+            ctx.expect_equal(ctx.t("model_bytes of the fp32 model"), got, got)
 
     x = xte[:256]
     with torch.no_grad():

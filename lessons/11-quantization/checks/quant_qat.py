@@ -70,6 +70,8 @@ def check(ctx):
                 [g["lr"] for g in optimizer.param_groups],
                 {id(p) for g in optimizer.param_groups for p in g["params"]},
                 [q.config.dtype for q in fake_quantizers(m)],
+                optimizer,
+                type(optimizer).__name__,
             )
         )
         return given(m, data, optimizer)
@@ -98,7 +100,8 @@ def check(ctx):
             epochs=epochs,
         ),
     )
-    in_model, lrs, in_opt, dtypes = calls[0]
+    ctx.expect_equal(ctx.t("the number of train_epoch calls"), len(calls), len(calls))
+    in_model, lrs, in_opt, dtypes = calls[0][:4]
     ctx.expect(
         bool(dtypes),
         ctx.t(
@@ -121,6 +124,39 @@ def check(ctx):
             got=lrs[0],
             lr=lr,
         ),
+    )
+    # read off every epoch's model and optimizer: the reference run supplies the expected values
+    ctx.expect_equal(
+        ctx.t("the fake-quantized weight dtypes of the model each train_epoch call trains"),
+        [[str(t) for t in c[3]] for c in calls],
+        [[str(t) for t in c[3]] for c in calls],
+    )
+    ctx.expect_close(
+        ctx.t("the learning rates of the optimizer each train_epoch call steps"),
+        [sorted(set(float(x) for x in c[1])) for c in calls],
+        [sorted(set(float(x) for x in c[1])) for c in calls],
+        rtol=1e-9,
+        atol=0.0,
+    )
+    optimizers = []
+    for c in calls:
+        if not any(c[4] is o for o in optimizers):
+            optimizers.append(c[4])
+    kinds = [c[5] for c in calls]
+    ctx.expect(
+        len(optimizers) == 1,
+        ctx.t(
+            "train_epoch got {n} different optimizers over {epochs} epochs: a new optimizer each epoch "
+            "restarts Adam's moment estimates and bias correction; build one Adam before the loop and "
+            "pass the same one to every call",
+            n=len(optimizers),
+            epochs=len(calls),
+        ),
+    )
+    ctx.expect_equal(
+        ctx.t("the optimizer classes passed to train_epoch, and how many distinct optimizers"),
+        [kinds, len(optimizers)],
+        [kinds, len(optimizers)],
     )
     ctx.expect(
         in_opt == in_model,
@@ -151,6 +187,8 @@ def check(ctx):
                 kind=str(getattr(w, "target_dtype", type(w).__name__)),
             ),
         )
+    stored = {name: str(getattr(q.get_submodule(name).weight, "target_dtype", None)) for name in LAYERS}
+    ctx.expect_equal(ctx.t("the weight dtype each Linear of the returned model stores"), stored, stored)
     q.eval()
     acc_qat = accuracy(q, xte, yte)
     ctx.figure("accuracy", {"fp32": acc32, "ptq_int2": acc_ptq, "qat_int2": acc_qat})

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import gc
 
 import torch
 from _baseline import SIZES, Sizes, build, make_baseline_step, markov_batches
@@ -48,6 +49,49 @@ def _one_thread(device: torch.device):
         yield
     finally:
         torch.set_num_threads(before)
+
+
+@contextlib.contextmanager
+def _threads(count: int):
+    before = torch.get_num_threads()
+    torch.set_num_threads(count)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+def _optimizer_settings(model) -> dict:
+    """The update each of the model's parameters gets, read off the torch.optim optimizers that
+    hold it (the step's optimizer lives in its closure or object, so it is found through gc)."""
+    owners = {}
+    for obj in gc.get_objects():
+        try:
+            if not isinstance(obj, torch.optim.Optimizer):
+                continue
+        except Exception:  # a stale weak proxy
+            continue
+        for group in obj.param_groups:
+            decoupled = isinstance(obj, torch.optim.AdamW) or bool(group.get("decoupled_weight_decay", False))
+            kind = type(obj).__name__
+            if isinstance(obj, torch.optim.Adam):  # AdamW is Adam with decoupled weight decay
+                kind = "AdamW" if decoupled else "Adam"
+            setting = (kind, round(float(group.get("weight_decay", 0.0)), 8),
+                       tuple(round(float(b), 8) for b in group.get("betas", ())),
+                       float(group.get("eps", 0.0)), bool(group.get("amsgrad", False)),
+                       bool(group.get("maximize", False)), round(float(group["lr"]), 10))
+            for p in group["params"]:
+                owners.setdefault(id(p), []).append(setting)
+    settings = set()
+    for p in model.parameters():
+        got = owners.get(id(p), [])
+        settings.add(got[0] if len(got) == 1 else "no optimizer" if not got else "several optimizers")
+    if len(settings) != 1 or isinstance(next(iter(settings)), str):
+        return {"class": " / ".join(sorted(str(s) for s in settings))}
+    names = ("class", "weight_decay", "betas", "eps", "amsgrad", "maximize", "lr")
+    out = dict(zip(names, next(iter(settings))))
+    out["betas"] = list(out["betas"])
+    return out
 
 
 def _learner_model(ctx, sizes: Sizes, base):
@@ -143,6 +187,12 @@ def check(ctx):
     sizes = SIZES["cuda" if dev.type == "cuda" else "cpu"]
     lr = ctx.choice([3e-3, 4e-3])  # the step must use the learning rate it is given
 
+    # 0. make_step on a second model, at the process's own thread count (two at least): a step
+    #    that sets the caller's thread count (torch.set_num_threads) shows it here, where the
+    #    check does not pin one thread itself.
+    with _threads(max(2, torch.get_num_threads()) if dev.type == "cpu" else torch.get_num_threads()):
+        ctx.learner.make_step(_learner_model(ctx, SMALL, build(SMALL, ctx.seed + 1, dev)), lr)
+
     with _one_thread(dev):
         # 1. Causal attention, on the baseline's starting weights and odd sizes (the forward
         #    only: a step that compiles is compiled once, for the training below).
@@ -180,6 +230,14 @@ def check(ctx):
                          steps=STEPS, mine=mine_held, base=base_held))
         ctx.expect_close("held-out loss of the trained model", mine_held, base_held,
                          atol=HELD_OUT_ATOL, rtol=0.0)
+
+        # 3b. The update is the baseline's AdamW, read off the optimizer: Adam without decoupled
+        #     weight decay, or other betas/eps/decay, drift too little in ten steps to see
+        #     (Adam(fused=True) stays within 0.0005 of the curve).
+        ctx.expect_equal(ctx.t("the optimizer that updates your model (the baseline's is "
+                               "torch.optim.AdamW with its defaults and the lr make_step was given; "
+                               "fused=True changes only how it runs, Adam has no decoupled weight decay)"),
+                         _optimizer_settings(model), _optimizer_settings(model))
 
     # 4. Peak memory of one step each, then time, on the models trained above.
     x, y = batches[0]

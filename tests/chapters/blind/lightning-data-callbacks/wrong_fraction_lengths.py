@@ -1,0 +1,55 @@
+"""WRONG: random_split is given the fractions [1 - val_fraction, val_fraction], which floors the validation size instead of making it round(n * val_fraction) samples as the guide requires (off by one whenever the fractional part is .5 or more)."""
+
+import pytorch_lightning as pl
+import torch
+from pytorch_lightning.callbacks import EarlyStopping, ModelCheckpoint
+from torch.utils.data import DataLoader, TensorDataset, random_split
+
+
+def make_blobs(n: int, features: int, classes: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """n points around `classes` random centres, and their labels (same seed, same data)."""
+    g = torch.Generator().manual_seed(seed)
+    centers = torch.randn(classes, features, generator=g) * 2.0
+    y = torch.randint(0, classes, (n,), generator=g)
+    return centers[y] + torch.randn(n, features, generator=g), y
+
+
+class BlobsDataModule(pl.LightningDataModule):
+    def __init__(
+        self,
+        n: int = 1000,
+        features: int = 8,
+        classes: int = 4,
+        val_fraction: float = 0.2,
+        batch_size: int = 64,
+        seed: int = 0,
+    ) -> None:
+        super().__init__()
+        self.save_hyperparameters()
+        self.train_set = None
+        self.val_set = None
+
+    def setup(self, stage: str | None = None) -> None:
+        h = self.hparams
+        x, y = make_blobs(h.n, h.features, h.classes, h.seed)
+        # same seed -> same split, every time
+        split = torch.Generator().manual_seed(h.seed)
+        self.train_set, self.val_set = random_split(
+            TensorDataset(x, y), [1 - h.val_fraction, h.val_fraction], generator=split
+        )
+
+    def train_dataloader(self) -> DataLoader:
+        return DataLoader(self.train_set, batch_size=self.hparams.batch_size, shuffle=True)
+
+    def val_dataloader(self) -> DataLoader:
+        return DataLoader(self.val_set, batch_size=self.hparams.batch_size)
+
+
+def make_callbacks(dirpath: str, patience: int, top_k: int) -> list[pl.Callback]:
+    """Stop when val_loss has not improved for `patience` epochs; keep the `top_k` best checkpoints."""
+    return [
+        EarlyStopping(monitor="val_loss", mode="min", patience=patience),
+        ModelCheckpoint(
+            dirpath=dirpath, monitor="val_loss", mode="min", save_top_k=top_k, filename="{epoch}-{val_loss:.4f}"
+        ),
+    ]

@@ -1,0 +1,41 @@
+"""WRONG: leaves default_root_dir unset and Lightning's default checkpointing on, so with logger=False the run writes checkpoints/*.ckpt into the current directory; the task says "every file under root_dir"."""
+
+import pytorch_lightning as pl
+from torch.utils.data import DataLoader, Dataset
+
+
+def plan_run(
+    train_set: Dataset,
+    root_dir: str,
+    *,
+    effective_batch: int,
+    budget_mb: float,
+    mb_per_sample: float,
+    max_grad_norm: float,
+    max_epochs: int,
+    callbacks: list[pl.Callback],
+) -> tuple[DataLoader, pl.Trainer]:
+    # bf16 autocast stores half the activations of float32, so twice the samples fit the budget
+    fits = int(budget_mb // (mb_per_sample / 2))
+    # the micro-batch must divide the effective batch: every step then adds up the same whole batches
+    micro = max(b for b in range(1, min(fits, effective_batch) + 1) if effective_batch % b == 0)
+    accumulate = effective_batch // micro
+    # Lightning divides every loss by `accumulate`, so a short last window would count for less:
+    # run only the batches that fill whole optimizer steps
+    steps_per_epoch = len(train_set) // effective_batch
+    loader = DataLoader(train_set, batch_size=micro, shuffle=True)
+    trainer = pl.Trainer(
+        accelerator="auto",
+        devices=1,
+        precision="bf16-mixed",
+        accumulate_grad_batches=accumulate,
+        limit_train_batches=steps_per_epoch * accumulate,
+        gradient_clip_val=max_grad_norm,
+        gradient_clip_algorithm="norm",
+        max_epochs=max_epochs,
+        callbacks=callbacks,
+        logger=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+    )
+    return loader, trainer

@@ -1,0 +1,40 @@
+"""WRONG: relies on drop_last=True instead of limiting the epoch to whole steps, so when the leftover samples fill one or more micro-batches the epoch ends with a short window that Lightning still divides by k; the guide says "drop_last=True on the loader does not give you that" and every step must average exactly effective_batch samples."""
+
+import pytorch_lightning as pl
+from torch.utils.data import DataLoader, Dataset
+
+
+def plan_run(
+    train_set: Dataset,
+    root_dir: str,
+    *,
+    effective_batch: int,
+    budget_mb: float,
+    mb_per_sample: float,
+    max_grad_norm: float,
+    max_epochs: int,
+    callbacks: list[pl.Callback],
+) -> tuple[DataLoader, pl.Trainer]:
+    # bf16 autocast stores half the activations of float32, so twice the samples fit the budget
+    fits = int(budget_mb // (mb_per_sample / 2))
+    # the micro-batch must divide the effective batch: every step then adds up the same whole batches
+    micro = max(b for b in range(1, min(fits, effective_batch) + 1) if effective_batch % b == 0)
+    accumulate = effective_batch // micro
+    # drop the incomplete batch at the end of the epoch so every batch has `micro` samples
+    loader = DataLoader(train_set, batch_size=micro, shuffle=True, drop_last=True)
+    trainer = pl.Trainer(
+        accelerator="auto",
+        devices=1,
+        precision="bf16-mixed",
+        accumulate_grad_batches=accumulate,
+        gradient_clip_val=max_grad_norm,
+        gradient_clip_algorithm="norm",
+        max_epochs=max_epochs,
+        callbacks=callbacks,
+        default_root_dir=root_dir,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+    )
+    return loader, trainer
