@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import tempfile
+import warnings
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -89,7 +90,9 @@ def mutants(source: str) -> Iterator[Mutant]:
                 continue
             seen.add(mutated)
             try:
-                compile(mutated, "<mutant>", "exec", dont_inherit=True)
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")  # `is` with a literal, and the like
+                    compile(mutated, "<mutant>", "exec", dont_inherit=True)
             except SyntaxError:
                 continue
             changed = _changed_line(original, mutated.splitlines())
