@@ -81,3 +81,58 @@ def shown(ctx, reasons: list[str], limit: int = 3) -> str:
     if len(reasons) > limit:
         text = ctx.t("{shown}; and {n} more", shown=text, n=len(reasons) - limit)
     return text
+
+
+def _elsewhere(x: torch.Tensor) -> torch.Tensor:
+    """Stands for the rest of a program: code compiled before the learner's, by someone else."""
+    return torch.sin(x) * 2.0 + 1.0
+
+
+class Elsewhere:
+    """A function compiled before the learner's code runs, to see whether that code makes
+    Dynamo forget it: torch.compiler.reset() (or torch._dynamo.reset()) drops every compiled
+    function in the process, and the next call of this one compiles again."""
+
+    def __init__(self, ctx) -> None:
+        self.backend = CountingBackend()
+        self.fn = torch.compile(_elsewhere, backend=self.backend)
+        self.x = ctx.randn(3)
+        self.fn(self.x)
+
+    def expect_kept(self, ctx, who: str) -> None:
+        self.fn(self.x)
+        ctx.expect(
+            self.backend.graphs == 1,
+            ctx.t(
+                "{who} threw away code compiled elsewhere in the process before it ran: a function compiled "
+                "earlier had to compile again afterwards. torch.compiler.reset() (or torch._dynamo.reset()) drops "
+                "every compiled function in the process, not only this model's: leave it to measuring code",
+                who=who,
+            ),
+        )
+
+
+def compiler_config() -> dict:
+    """torch.compiler.config, which the contract's watch of the Dynamo and Inductor config modules
+    does not cover where those only alias it (torch._inductor.config.force_disable_caches, ...)."""
+    config = getattr(torch.compiler, "config", None)
+    try:
+        return dict(config.get_config_copy()) if config is not None else {}
+    except Exception:
+        return {}
+
+
+def expect_config_kept(ctx, before: dict, who: str) -> None:
+    """No process-wide torch.compiler.config setting changed since `before`."""
+    after = compiler_config()
+    changed = sorted(k for k in before.keys() | after.keys() if repr(before.get(k)) != repr(after.get(k)))
+    what = ", ".join(f"torch.compiler.config.{k} = {after.get(k)!r}" for k in changed[:3])
+    ctx.expect(
+        not changed,
+        ctx.t(
+            "{who} left a process-wide compiler setting changed ({what}), which every later compile in the "
+            "process inherits: set options for this torch.compile call, or restore the setting before returning",
+            who=who,
+            what=what,
+        ),
+    )

@@ -8,12 +8,14 @@ or two) and one row through a tiny Linear (about 3x slower compiled: Dynamo's pe
 more than the work). Reports every job's figures, the learner's beside the reference's, and the
 check's own interleaved timing of compiled against eager."""
 
+import contextlib
 import math
 import statistics
 import time
 
 import torch
 import torch.nn as nn
+from _recompiles import compiler_config, expect_config_kept
 from torch._dynamo.utils import compilation_time_metrics, counters
 
 COMPILING = "_compile.compile_inner"  # Dynamo's metric: seconds spent compiling each frame
@@ -289,8 +291,11 @@ def _check_cost(ctx, mine, label: str, model: nn.Module, x: torch.Tensor, warmup
     sides; a break-even that follows from them; decisions that follow from the break-even."""
     ctx.phase(ctx.t("measuring compile_cost: {label}", label=label))
     model.eager_calls, model.fastest_eager_s = 0, math.inf
+    config = compiler_config()
     cost, compiling_s = _compiling(lambda: mine.compile_cost(model, x, warmup=warmup, iters=iters))
     eager_calls, fastest_eager_s = model.eager_calls, model.fastest_eager_s
+    # What the contract does not see: torch.compiler.config, which Inductor's cache switches alias.
+    expect_config_kept(ctx, config, "compile_cost")
     shaped = isinstance(cost, dict) and all(key in cost for key in COST_KEYS)
     ctx.expect(shaped, ctx.t("compile_cost must return a dict with the keys compile_s, eager_s, compiled_s and "
                              "break_even_calls; it returned {what}",
@@ -382,6 +387,7 @@ def _check_cost(ctx, mine, label: str, model: nn.Module, x: torch.Tensor, warmup
 
 
 def check(ctx):
+    config = compiler_config()  # before the learner's file is imported
     mine = ctx.learner
     _check_time_per_call(ctx, mine)
     _check_decisions(ctx, mine)
@@ -439,12 +445,18 @@ def check(ctx):
         # a compile_cost that does not make Dynamo forget measures no compile at all.
         ctx.channel.quiet()  # the learner's run: measured without the reference run's load
         metric_works = first_compile_s > 0  # Dynamo's metric exists in this torch
-        wide = _counted(_Elementwise)(256).to(ctx.device).eval()
-        row = _counted(nn.Linear)(8, 8).to(ctx.device).eval()
+        # The caller's settings must come back as they went in, so they go in both ways: the block
+        # in eval mode, the other two models in training mode, and the last job with autograd on
+        # (and parameters that require grad), so a compile_cost that switches the model to eval()
+        # or turns grad mode off for its timing leaves a change the call contract sees.
+        wide = _counted(_Elementwise)(256).to(ctx.device).train()
+        row = _counted(nn.Linear)(8, 8).to(ctx.device).train()
         jobs = [
-            (ctx.t("the block {shape}", shape=(batch, seq, dim)), block, x, 3, 200),
-            (ctx.t("elementwise norm {shape}", shape=(16, 256, 256)), wide, ctx.randn(16, 256, 256), 2, 10),
-            (ctx.t("Linear(8, 8) on one row"), row, ctx.randn(1, 8), 10, 5000),
+            (ctx.t("the block {shape}", shape=(batch, seq, dim)), block, x, 3, 200, False),
+            (ctx.t("elementwise norm {shape}", shape=(16, 256, 256)), wide, ctx.randn(16, 256, 256), 2, 10, False),
+            (ctx.t("Linear(8, 8) on one row"), row, ctx.randn(1, 8), 10, 5000, True),
         ]
-        for label, model, inputs, warmup, iters in jobs:
-            _check_cost(ctx, mine, label, model, inputs, warmup, iters, metric_works)
+        for label, model, inputs, warmup, iters, grad in jobs:
+            with torch.enable_grad() if grad else contextlib.nullcontext():
+                _check_cost(ctx, mine, label, model, inputs, warmup, iters, metric_works)
+    expect_config_kept(ctx, config, ctx.t("your code"))

@@ -6,6 +6,7 @@ import re
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from _recompiles import Elsewhere, compiler_config, expect_config_kept
 from torch._dynamo.utils import guard_failures
 
 BATCHES = (8, 16, 32, 64)
@@ -75,6 +76,7 @@ def _reasons(ctx) -> tuple[list[str], list[str], list[str]]:
 
 
 def check(ctx):
+    config = compiler_config()  # before the learner's file is imported
     mine = ctx.learner
     dim = 24
     torch.manual_seed(ctx.seed)
@@ -92,6 +94,7 @@ def check(ctx):
     guard_failures.clear()
     counter = CountingBackend()
     eager_calls: list[int] = []  # calls that ran no compiled graph at all
+    elsewhere = Elsewhere(ctx)  # compiled before compile_model runs: it must stay compiled
     compiled = mine.compile_model(model, backend=counter)
     with torch.no_grad():
         for i in ctx.trials(len(shapes), ctx.t("calling the compiled model")):
@@ -131,3 +134,18 @@ def check(ctx):
                ctx.t("{n} of the {calls} calls (call {which}) ran no compiled graph: they silently fell back to eager "
                      "mode (a recompile limit was reached). Remove the cause of the recompiles instead.",
                      n=len(eager_calls), calls=len(shapes), which=", ".join(map(str, eager_calls))))
+    elsewhere.expect_kept(ctx, "compile_model")
+
+    # A second Mixer: its warm-up schedule is its own and starts again at 0.9 on its first call
+    # (state kept on the class, or anywhere shared, shows only here).
+    ctx.phase(ctx.t("calling a second compiled Mixer"))
+    torch.manual_seed(ctx.seed + 1)
+    second = mine.Mixer(dim).to(ctx.device)
+    compiled = mine.compile_model(second, backend=CountingBackend())
+    with torch.no_grad():
+        for call in (1, 2):
+            x = ctx.randn(BATCHES[call], seq_a, dim)
+            ctx.expect_close(ctx.t("output of call {call} of a second Mixer (each Mixer has its own warm-up "
+                                   "schedule, which starts at temperature 0.9)", call=call),
+                             compiled(x), _expected(second, x, call), atol=1e-5, rtol=1e-4)
+    expect_config_kept(ctx, config, ctx.t("your code"))

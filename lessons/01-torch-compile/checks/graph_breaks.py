@@ -68,18 +68,22 @@ def check(ctx):
                        error=type(exc).__name__, first=first))
 
     u = model.fc1.weight.detach().mean(dim=0)  # mean(fc1(x)) over features = x @ u + mean(bias)
-    for trial in ctx.trials(4):
+    for trial in ctx.trials(6):
         positive = trial % 2 == 0
+        small = trial >= 4
         batch = ctx.choice([1, 3, 8, 17]) if trial < 2 else ctx.choice([5, 8, 17])
-        x = ctx.randn(batch, dim)
+        # Trials 4-5: small inputs, so every hidden feature is below 1 in magnitude (the peak is
+        # about 0.3-0.8): dividing by the peak enlarges them, and a divisor floored at 1 gives
+        # another model. On the other trials the peak is about 3-6.
+        x = ctx.randn(batch, dim, scale=0.1 if small else 1.0)
         with torch.no_grad():
             # Set each sample's hidden mean: on trials 0-1 every sample is on the same side; on
             # trials 2-3 the samples disagree (one in three on the other side) while the mean
             # over the whole batch stays clearly on one side. Only the batch mean decides the
             # branch; a per-sample (or per-feature) branch gives a different model.
             sign = 1.0 if positive else -1.0
-            target = sign * (0.4 + 0.4 * ctx.rand(batch))
-            if trial >= 2:
+            target = sign * ((0.04 + 0.04 * ctx.rand(batch)) if small else (0.4 + 0.4 * ctx.rand(batch)))
+            if 2 <= trial < 4:
                 target[1::3] = -sign * (0.2 + 0.2 * ctx.rand(len(range(1, batch, 3))))
             now = F.linear(x, model.fc1.weight, model.fc1.bias).mean(dim=-1)
             x = x + ((target - now) / (u @ u)).unsqueeze(-1) * u
@@ -87,7 +91,11 @@ def check(ctx):
             hidden = F.linear(x, model.fc1.weight, model.fc1.bias)
             side = ctx.t("positive (relu branch)") if hidden.mean() > 0 else ctx.t("negative (tanh branch)")
             mixed = bool((hidden.mean(dim=-1) > 0).any() and (hidden.mean(dim=-1) <= 0).any())
-            if mixed:
+            if small:
+                what = ctx.t("the mean of the hidden features is {side} and the largest of them is {peak:.2f} in "
+                             "magnitude (below 1: dividing by it enlarges them)", side=side,
+                             peak=float(hidden.abs().max()))
+            elif mixed:
                 what = ctx.t("the mean of the hidden features is {side}, though some samples' own means are on the "
                              "other side (the branch follows the mean over the whole batch)", side=side)
             else:

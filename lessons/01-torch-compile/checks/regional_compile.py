@@ -11,7 +11,7 @@ import time
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from _recompiles import CountingBackend, clear, recompiles, shown
+from _recompiles import CountingBackend, Elsewhere, clear, compiler_config, expect_config_kept, recompiles, shown
 
 INNER = "aot_eager"  # AOTAutograd traces forward and backward: its cost grows with the graph
 STEPS = 3
@@ -76,6 +76,7 @@ def _whole_model_compile_s(ctx, inputs: int, dim: int, depth: int, outputs: int,
 
 
 def check(ctx):
+    config = compiler_config()  # before the learner's file is imported
     mine = ctx.learner
     inputs, outputs = 12, 5
     dim = ctx.choice([24, 40])
@@ -93,11 +94,20 @@ def check(ctx):
                ctx.t("Model must keep its layers (embed, blocks, head) and each Block its norm, fc1 and fc2: change "
                      "how Block keeps its data, not the model's structure"))
     params = _parameters(model, depth)
+    # The per-block scale is a constant of the architecture: as a Parameter it would get a gradient
+    # and an optimizer over model.parameters() would change what the blocks compute.
+    extra = sorted(k.replace("_orig_mod.", "") for k, p in model.named_parameters()
+                   if all(p is not q for q in params.values()))
+    ctx.expect(not extra,
+               ctx.t("Model has parameters the original does not ({names}): a trainable tensor gets a gradient and an "
+                     "optimizer changes it, so the blocks would no longer compute the fixed 1/sqrt(2 * (layer_idx + "
+                     "1)). Keep per-block constants as buffers (register_buffer)", names=", ".join(extra[:3])))
     steps = [(ctx.randn(batch, seq, inputs), ctx.randn(batch, seq, outputs)) for _ in range(STEPS)]
 
     _warm_up(ctx, dim)
     ctx.channel.quiet()  # the learner's run: compile time is measured without the reference run's load
     clear()
+    elsewhere = Elsewhere(ctx)  # compiled before compile_regions runs: it must stay compiled
     counter = CountingBackend(INNER)
     results, runs = [], []
     compiling = ctx.t("compiling your blocks (first training step, backend {inner})…", inner=INNER)
@@ -118,6 +128,7 @@ def check(ctx):
     ctx.figure("graphs", counter.graphs)
     ctx.figure("compiled graph runs per forward", runs[-1])
     reasons, hints, kinds = recompiles(ctx)  # before the comparison below resets Dynamo
+    elsewhere.expect_kept(ctx, "compile_regions")
     if getattr(ctx.channel, "measures_speed", True):
         # Only in the learner's run (the reference run's figures are not shown).
         whole = _whole_model_compile_s(ctx, inputs, dim, depth, outputs, *steps[0])
@@ -169,3 +180,4 @@ def check(ctx):
                              key=key, step=step))
         ctx.expect_close(ctx.t("gradients of the parameters on training step {step}", step=step), grads,
                          dict(zip(leaves, expected_grads)), atol=1e-5, rtol=1e-4, within_run=True)
+    expect_config_kept(ctx, config, ctx.t("your code"))

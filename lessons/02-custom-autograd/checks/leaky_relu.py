@@ -29,18 +29,26 @@ def check(ctx):
     ctx.expect(isinstance(mine.LeakyReLU, type) and issubclass(mine.LeakyReLU, torch.autograd.Function),
                ctx.t("{name} must subclass torch.autograd.Function", name="LeakyReLU"))
 
-    # (shape, dtype, noncontiguous); trial 3 uses the default slope.
-    cases = [((16, 10), torch.float32, False), ((7,), torch.float32, False),
-             ((3, 5, 2), torch.float64, False), ((1, 1), torch.float32, False),
-             ((9, 13), torch.float32, True)]
+    # (shape, dtype, noncontiguous, kind); trial 3 uses the default slope. kind "steep" draws a
+    # slope above 1 (any float is legal: max(x, slope * x) is leaky_relu only up to 1); "positive"
+    # makes every x > 0, where the output equals x but must still be a new tensor.
+    cases = [((16, 10), torch.float32, False, ""), ((7,), torch.float32, False, ""),
+             ((3, 5, 2), torch.float64, False, ""), ((1, 1), torch.float32, False, ""),
+             ((9, 13), torch.float32, True, ""), ((10, 6), torch.bfloat16, False, ""),
+             ((6, 7), torch.float32, False, "steep"), ((5, 8), torch.float32, False, "positive")]
     for trial in ctx.trials(len(cases)):
-        shape, dtype, noncontiguous = cases[trial]
+        shape, dtype, noncontiguous, kind = cases[trial]
         # A fresh slope per trial, in (0.05, 0.65): far from the default, so a hard-coded
         # 0.01 shows. Trial 3 uses the default argument.
         slope = round(0.05 + 0.6 * float(ctx.rand(1)), 4)
+        if kind == "steep":
+            slope = round(1.5 + 1.5 * float(ctx.rand(1)), 4)
         x = ctx.randn(*shape, scale=3.0, dtype=dtype, noncontiguous=noncontiguous)
-        # Exact zeros, where `x > 0` and `x >= 0` disagree: leaky_relu's slope there is negative_slope.
-        x.masked_fill_((torch.arange(x.numel()) % 3 == 0).reshape(shape), 0.0)  # keeps the strides
+        if kind == "positive":
+            x = x.abs() + 0.1
+        else:
+            # Exact zeros, where `x > 0` and `x >= 0` disagree: leaky_relu's slope there is negative_slope.
+            x.masked_fill_((torch.arange(x.numel()) % 3 == 0).reshape(shape), 0.0)  # keeps the strides
         x1 = x.detach().clone().requires_grad_()
         x2 = x.detach().clone().requires_grad_()
         if trial == 3:
@@ -53,10 +61,18 @@ def check(ctx):
             if dtype == torch.float32:
                 where = ctx.t("with negative_slope={slope}", slope=slope)
             else:
-                where = ctx.t("with negative_slope={slope} (a {dtype} input)", slope=slope, dtype="float64")
+                where = ctx.t("with negative_slope={slope} (a {dtype} input)", slope=slope,
+                              dtype=str(dtype).replace("torch.", ""))
+            if kind == "positive":
+                where = ctx.t("{where}, every x > 0", where=where)
         ctx.expect(isinstance(out, torch.Tensor) and isinstance(out.grad_fn, BackwardCFunction),
                    ctx.t("{fn} must return the result of {apply}",
                          fn="leaky_relu", apply="LeakyReLU.apply(x, negative_slope)"))
+        # A new tensor, not x under another name: writing into the result must not reach the caller's x.
+        ctx.expect(out.untyped_storage().data_ptr() != x1.untyped_storage().data_ptr(),
+                   ctx.t("leaky_relu {where} returned a tensor that shares memory with x: return the result "
+                         "as a new tensor (the caller may still need x, and writing into the result would "
+                         "change it)", where=where))
         ctx.expect_close(ctx.t("{label} {where}", label="output", where=where), out, expected)
         g = ctx.randn(*shape, dtype=dtype)
         _backward(ctx, out, g)
@@ -65,6 +81,24 @@ def check(ctx):
         ctx.expect_close(ctx.t("gradient of x {where}, where x == 0 exactly (leaky_relu's slope there is "
                                "negative_slope, as for x < 0)", where=where), x1.grad[at_zero], x2.grad[at_zero])
         ctx.expect_close(ctx.t("{label} {where}", label="gradient of x", where=where), x1.grad, x2.grad)
+
+    # Two calls before one backward (two layers with their own slopes): each backward must use its
+    # own call's slope and tensors, kept on ctx, not state shared through the class.
+    ctx.phase(ctx.t("checking two calls with different slopes before one backward"))
+    slopes = (round(0.05 + 0.3 * float(ctx.rand(1)), 4), round(0.4 + 0.5 * float(ctx.rand(1)), 4))
+    xs = [ctx.randn(6, 5, scale=3.0), ctx.randn(6, 5, scale=3.0)]
+    gs = [ctx.randn(6, 5), ctx.randn(6, 5)]
+    mine_x = [t.clone().requires_grad_() for t in xs]
+    ref_x = [t.clone().requires_grad_() for t in xs]
+    outs = [mine.leaky_relu(mine_x[i], slopes[i]) for i in range(2)]
+    _backward(ctx, outs[0], gs[0])
+    _backward(ctx, outs[1], gs[1])
+    for i in range(2):
+        F.leaky_relu(ref_x[i], slopes[i]).backward(gs[i])
+        ctx.expect_close(ctx.t("gradient of x from call {n} of two made before either backward (negative_slope="
+                               "{first}, then {second}): each call keeps its own slope and tensors on its ctx",
+                               n=i + 1, first=slopes[0], second=slopes[1]),
+                         mine_x[i].grad, ref_x[i].grad)
 
     # No gradient wanted: forward still works and the result has no graph.
     x = ctx.randn(5, 4)

@@ -39,7 +39,8 @@ def check(ctx):
     cases = [((4, 7), 1.0, 0.0, torch.float32, False), ((5,), 3.0, 1000.0, torch.float32, False),
              ((2, 3, 9), 2.0, -1000.0, torch.float32, False), ((6, 1), 1.0, 1000.0, torch.float32, False),
              ((3, 11), 400.0, 0.0, torch.float32, False), ((4, 7), 2.0, "rows", torch.float32, False),
-             ((5, 8), 3.0, 0.0, torch.float64, False), ((6, 9), 2.0, 1000.0, torch.float32, True)]
+             ((5, 8), 3.0, 0.0, torch.float64, False), ((6, 9), 2.0, 1000.0, torch.float32, True),
+             ((1, 3, 1, 6), 2.0, 0.0, torch.float32, False)]  # size-1 dims before the last: only it goes
     for trial in ctx.trials(len(cases)):
         shape, spread, offset, dtype, noncontiguous = cases[trial]
         x = ctx.randn(*shape, scale=spread, dtype=dtype, noncontiguous=noncontiguous)
@@ -54,6 +55,9 @@ def check(ctx):
             where = ctx.t("{where} (a {dtype} input)", where=where, dtype=str(dtype).replace("torch.", ""))
         if noncontiguous:
             where = ctx.t("{where} (a non-contiguous input)", where=where)
+        if 1 in shape[:-1]:
+            where = ctx.t("{where} (an input of shape {shape}: only the last dimension is removed)",
+                          where=where, shape=tuple(shape))
         output = ctx.t("{label} {where}", label="output", where=where)
         grad = ctx.t("{label} {where}", label="gradient of x", where=where)
         x1 = x.detach().clone().requires_grad_()  # clone keeps the strides

@@ -50,6 +50,15 @@ def _edges(scale, qmin, qmax, dtype):
     return torch.tensor(ks, dtype=dtype) * scale
 
 
+def _near_halves(scale, qmin, qmax, dtype):
+    """Every half step from two below qmin to two above qmax, and the neighbouring representable
+    numbers on either side: where round(x / scale) depends on the last bit of the quotient, so
+    the formula computed in another dtype gives another integer."""
+    ks = torch.tensor([k + 0.5 for k in range(qmin - 2, qmax + 2)], dtype=torch.float64)
+    x = (ks * scale).to(dtype)
+    return torch.cat([torch.nextafter(x, x - 1), x, torch.nextafter(x, x + 1)])
+
+
 def check(ctx):
     mine = ctx.learner
     ctx.expect(
@@ -73,12 +82,20 @@ def check(ctx):
         ((9, 13), torch.float32, 0.0625, -4, 3, True),  # non-contiguous
         (None, torch.float32, 0.25, -8, 7, False),  # the grid at the ends of the range
         (None, torch.float32, 0.5, 0, 15, False),
+        # Not a power of two, so the quotient is rounded: at 9 of these 57 values float64 arithmetic
+        # picks another integer than the float32 formula. x * (1 / scale), which is how
+        # torch.fake_quantize_per_tensor_affine computes it, agrees with x / scale on all of them.
+        ("halves", torch.float32, 0.1, -8, 7, False),
     ]
     for trial in ctx.trials(len(cases)):
         shape, dtype, scale, qmin, qmax, noncontiguous = cases[trial]
         if shape is None:
             x = _edges(scale, qmin, qmax, dtype)
             where = ctx.t("for values at and around the ends of the range")
+        elif shape == "halves":
+            x = _near_halves(scale, qmin, qmax, dtype)
+            where = ctx.t("for float32 values at and next to half steps: compute the formula in the dtype "
+                          "of x, as the check does, not in float64")
         else:
             # Uniform over three steps beyond either end: about a third of the values get clipped.
             x = (qmin - 3 + ctx.rand(*shape, dtype=dtype) * (qmax - qmin + 6)) * scale
@@ -143,6 +160,29 @@ def check(ctx):
             ),
             grad[at_ends],
             (g * inside)[at_ends],
+        )
+
+    # Two tensors fake-quantized before one backward (a weight and an activation): each backward
+    # must use its own call's mask, kept on its ctx, not state shared through the class.
+    ctx.phase(ctx.t("checking two calls before one backward"))
+    settings = ((0.25, -8, 7), (0.5, 0, 15))
+    xs = [(qmin - 3 + ctx.rand(6, 5) * (qmax - qmin + 6)) * scale for scale, qmin, qmax in settings]
+    gs = [ctx.randn(6, 5), ctx.randn(6, 5)]
+    leaves = [t.clone().requires_grad_() for t in xs]
+    outs = [mine.fake_quant(leaves[i], *settings[i]) for i in range(2)]
+    _backward(ctx, outs[0] * gs[0] + outs[1] * gs[1], torch.ones(6, 5))
+    for i, (scale, qmin, qmax) in enumerate(settings):
+        q = torch.round(xs[i] / scale)
+        ctx.expect_close(
+            ctx.t(
+                "gradient of x from call {n} of two made before one backward (scale={first}, then {second}): "
+                "each call keeps its own mask on its ctx",
+                n=i + 1,
+                first=settings[0][0],
+                second=settings[1][0],
+            ),
+            leaves[i].grad,
+            gs[i] * ((q >= qmin) & (q <= qmax)),
         )
 
     # What the clipping is for: train weights through the quantizer towards targets that partly

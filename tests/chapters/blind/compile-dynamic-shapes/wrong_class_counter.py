@@ -1,0 +1,31 @@
+"""WRONG: keeps the call counter as a tensor on the class, not on the instance, so every Mixer shares one warm-up schedule and a second model starts at the temperature the first one reached (the temperature "warms up from 0.9 (first call)" of each model)."""
+
+import torch
+import torch.nn as nn
+
+
+class Mixer(nn.Module):
+    """Causal attention over the sequence, with a softmax temperature that warms up from 0.9
+    (first call) down to 0.5 over the first calls."""
+
+    calls = torch.zeros((), dtype=torch.long)
+
+    def __init__(self, dim: int = 24) -> None:
+        super().__init__()
+        self.q = nn.Linear(dim, dim)
+        self.k = nn.Linear(dim, dim)
+        self.out = nn.Linear(dim, dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:  # x: (batch, seq, dim)
+        self.calls.add_(1)
+        temperature = (1.0 - 0.1 * self.calls).clamp(min=0.5)
+        seq = x.shape[1]
+        scores = self.q(x) @ self.k(x).transpose(1, 2) / (temperature * x.shape[-1] ** 0.5)
+        future = torch.ones(seq, seq, dtype=torch.bool, device=x.device).triu(1)
+        scores = scores.masked_fill(future, float("-inf"))
+        return self.out(scores.softmax(dim=-1) @ x)
+
+
+def compile_model(model: nn.Module, backend="inductor"):
+    """Compile `model` with `backend` so that new batch and sequence sizes reuse one graph."""
+    return torch.compile(model, backend=backend, dynamic=True)

@@ -1,0 +1,48 @@
+"""RIGHT: keeps the layer index itself as a non-persistent integer buffer and computes the scale in forward with torch.rsqrt, and finds the blocks by type through model.modules() instead of iterating model.blocks."""
+
+import math
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Block(nn.Module):
+    """A pre-norm MLP block whose residual branch is scaled by 1/sqrt(2 * (layer_idx + 1)),
+    so deeper blocks add smaller updates."""
+
+    def __init__(self, dim: int, layer_idx: int) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+        self.fc1 = nn.Linear(dim, 2 * dim)
+        self.fc2 = nn.Linear(2 * dim, dim)
+        self.register_buffer("layer_idx", torch.tensor(layer_idx), persistent=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        scale = torch.rsqrt(2.0 * (self.layer_idx + 1))
+        return x + scale * self.fc2(F.gelu(self.fc1(self.norm(x))))
+
+
+class Model(nn.Module):
+    """An input projection, `depth` blocks of the same shape, and a head."""
+
+    def __init__(self, inputs: int = 12, dim: int = 32, depth: int = 6, outputs: int = 5) -> None:
+        super().__init__()
+        self.embed = nn.Linear(inputs, dim)
+        self.blocks = nn.ModuleList([Block(dim, i) for i in range(depth)])
+        self.head = nn.Linear(dim, outputs)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.embed(x)
+        for block in self.blocks:
+            x = block(x)
+        return self.head(x)
+
+
+def compile_regions(model: Model, backend="inductor") -> Model:
+    """Compile `model`'s blocks in place with `backend`, so that one graph serves all of them;
+    return `model`."""
+    for module in model.modules():
+        if isinstance(module, Block):
+            module.compile(backend=backend)
+    return model
