@@ -61,6 +61,20 @@ def test_vmap_linear_without_vmap_fails(mutant):
     assert_fails(v, "never calls torch.func.vmap")
 
 
+def test_vmap_linear_one_layer_at_a_time_fails(mutant):
+    v = mutant("func-vmap-linear", "out_dims=1)(x, weight, bias)", "out_dims=1, chunk_size=1)(x, weight, bias)")
+    assert_fails(v, "one per layer", "chunk_size=1")
+
+
+def test_vmap_linear_under_no_grad_fails(mutant):
+    v = mutant(
+        "func-vmap-linear",
+        "    return vmap(F.linear, in_dims=(None, 0, 0), out_dims=1)(x, weight, bias)",
+        "    with torch.no_grad():\n        return vmap(F.linear, in_dims=(None, 0, 0), out_dims=1)(x, weight, bias)",
+    )
+    assert_fails(v, "does not require grad", "torch.no_grad()")
+
+
 # -- func-per-sample-grads ----------------------------------------------------------------------
 
 PER_SAMPLE_VMAP = "    return vmap(grad(sample_loss), in_dims=(None, None, 0, 0))(params, buffers, x, y)"
@@ -138,6 +152,11 @@ def test_per_sample_loop_of_backward_calls_fails(mutant):
     assert_fails(v, "never calls torch.func.vmap")
 
 
+def test_per_sample_assuming_image_examples_fails_on_an_mlp(mutant):
+    v = mutant("func-per-sample-grads", "(xi.unsqueeze(0),)", "(xi.view(1, 3, xi.shape[-2], xi.shape[-1]),)")
+    assert_fails(v, "raised on an MLP", "any model")
+
+
 # -- func-ensemble ------------------------------------------------------------------------------
 
 
@@ -148,11 +167,12 @@ def test_ensemble_solution_passes(solution_verdict):
 
 
 def test_ensemble_stacked_by_hand_passes(variant):
-    """Correct but different: stack the state dicts by hand instead of stack_module_state."""
+    """Correct but different: stack the parameters and buffers by hand instead of
+    stack_module_state (the parameters as new leaves that require grad, as it gives them)."""
     variant(
         "func-ensemble",
         "    params, buffers = stack_module_state(models)\n",
-        "    params = {k: torch.stack([dict(m.named_parameters())[k].detach() for m in models])\n"
+        "    params = {k: torch.stack([dict(m.named_parameters())[k].detach() for m in models]).requires_grad_()\n"
         "              for k, _ in models[0].named_parameters()}\n"
         "    buffers = {k: torch.stack([dict(m.named_buffers())[k] for m in models])\n"
         "               for k, _ in models[0].named_buffers()}\n",
@@ -189,6 +209,43 @@ def test_ensemble_python_loop_fails(mutant):
     assert_fails(v, "never calls torch.func.vmap")
 
 
+def test_ensemble_forward_under_no_grad_fails(mutant):
+    v = mutant("func-ensemble", "def ensemble_forward(", "@torch.no_grad()\ndef ensemble_forward(")
+    assert_fails(v, "does not require grad", "torch.no_grad()")
+
+
+def test_ensemble_stacking_the_state_dicts_fails(mutant):
+    v = mutant(
+        "func-ensemble",
+        "    params, buffers = stack_module_state(models)\n",
+        "    states = [m.state_dict() for m in models]\n"
+        "    params = {k: torch.stack([s[k] for s in states]) for k, _ in models[0].named_parameters()}\n"
+        "    buffers = {k: torch.stack([s[k] for s in states]) for k, _ in models[0].named_buffers()}\n",
+    )
+    assert_fails(v, "not leaf tensors that require grad", "state_dict()")
+
+
+def test_ensemble_switching_the_callers_models_to_eval_fails(mutant):
+    v = mutant(
+        "func-ensemble",
+        "    params, buffers = stack_module_state(models)\n",
+        "    for m in models:\n        m.eval()\n    params, buffers = stack_module_state(models)\n",
+    )
+    assert_fails(v, "switched to eval mode")
+
+
+def test_ensemble_base_cached_across_calls_fails(mutant):
+    v = mutant(
+        "func-ensemble",
+        ("import copy\n", "import copy\n\n_BASE = {}\n"),
+        (
+            '    base = copy.deepcopy(models[0]).to("meta")  # key',
+            '    base = _BASE.setdefault(type(models[0]), copy.deepcopy(models[0]).to("meta"))',
+        ),
+    )
+    assert_fails(v, "does not have the architecture", "earlier call")
+
+
 # -- func-maml ----------------------------------------------------------------------------------
 
 
@@ -196,13 +253,13 @@ def test_maml_solution_passes(solution_verdict):
     assert_passes(solution_verdict("func-maml", seeds=2))
 
 
-def test_maml_autograd_grad_and_a_task_loop_passes(variant):
-    """Correct but different: torch.autograd.grad(create_graph=True) and a Python loop over tasks."""
+def test_maml_grad_and_value_and_a_task_loop_passes(variant):
+    """Correct but different: torch.func.grad_and_value and a Python loop over tasks."""
     variant(
         "func-maml",
         (
             "        g = grad(loss)(params)",
-            "        g = dict(zip(params, torch.autograd.grad(loss(params), list(params.values()), create_graph=True)))",
+            "        g, _value = torch.func.grad_and_value(loss)(params)",
         ),
         (
             "    return vmap(task_loss)(support_x, support_y, query_x, query_y).mean()",
@@ -253,6 +310,29 @@ def test_maml_detached_initial_parameters_fail(mutant):
     assert_fails(v, "does not require grad")
 
 
+def test_maml_autograd_grad_fails_at_test_time(mutant):
+    v = mutant(
+        "func-maml",
+        "        g = grad(loss)(params)",
+        "        g = dict(zip(params, torch.autograd.grad(loss(params), list(params.values()), create_graph=True)))",
+    )
+    assert_fails(v, "raised when adapting under torch.no_grad()", "torch.func.grad")
+
+
+def test_maml_grad_mode_left_on_fails(mutant):
+    v = mutant("func-maml", "    def loss(p):", "    torch.set_grad_enabled(True)\n\n    def loss(p):")
+    assert_fails(v, "inner_adapt(...)", "is_grad_enabled()")
+
+
+def test_maml_switching_the_model_to_train_mode_fails(mutant):
+    v = mutant(
+        "func-maml",
+        "    params = dict(model.named_parameters())\n\n",
+        "    model.train()\n    params = dict(model.named_parameters())\n\n",
+    )
+    assert_fails(v, "maml_loss(...)", "switched to train mode")
+
+
 # -- func-hvp -----------------------------------------------------------------------------------
 
 HVP_ONE = "        return jvp(grad(f), (x,), (direction,))[1]  # key"
@@ -277,13 +357,14 @@ def test_hvp_reverse_over_reverse_and_a_loop_pass(variant):
     )
 
 
-def test_hvp_forming_the_hessian_fails_on_memory(mutant):
+def test_hvp_forming_the_hessian_fails(mutant):
     v = mutant(
         "func-hvp",
         ("from torch.func import grad, jvp, vmap", "from torch.func import grad, hessian, jvp, vmap"),
         ("    if v.dim() == 1:", "    return v @ hessian(f)(x)\n    if v.dim() == 1:"),
     )
-    assert_fails(v, "peaked at", "builds the n x n matrix")
+    # Caught on the first small problem, before the memory measurement at size.
+    assert_fails(v, "made a tensor of shape (7, 7)", "builds the n x n matrix")
 
 
 def test_hvp_finite_difference_fails_in_float64(mutant):
@@ -321,4 +402,28 @@ def test_hvp_autograd_on_the_callers_x_fails(mutant):
         ),
         ("    return vmap(one)(v)  # key", "    return torch.stack([one(d) for d in v])"),
     )
-    assert_fails(v, "requires grad", "requires_grad_()")
+    # The call contract sees the flag change on return, before the checker's own question.
+    assert_fails(v, "hvp(...)", "`x`.requires_grad went from False to True")
+
+
+def test_hvp_forming_the_hessian_for_small_n_fails(mutant):
+    v = mutant(
+        "func-hvp",
+        ("from torch.func import grad, jvp, vmap", "from torch.func import grad, hessian, jvp, vmap"),
+        ("    if v.dim() == 1:", "    if x.shape[0] <= 64:\n        return v @ hessian(f)(x).T\n    if v.dim() == 1:"),
+    )
+    assert_fails(v, "made a tensor of shape", "builds the n x n matrix", "even when n is small")
+
+
+def test_hvp_clearing_requires_grad_on_the_callers_x_fails(mutant):
+    v = mutant("func-hvp", "    if v.dim() == 1:", "    x.requires_grad_(False)\n    if v.dim() == 1:")
+    assert_fails(v, "requires_grad went from True to False")
+
+
+def test_hvp_forming_the_hessian_only_at_size_fails_on_memory(mutant):
+    v = mutant(
+        "func-hvp",
+        ("from torch.func import grad, jvp, vmap", "from torch.func import grad, hessian, jvp, vmap"),
+        ("    if v.dim() == 1:", "    if x.shape[0] > 512:\n        return v @ hessian(f)(x)\n    if v.dim() == 1:"),
+    )
+    assert_fails(v, "peaked at", "builds the n x n matrix")

@@ -96,6 +96,18 @@ def test_bottleneck_with_autograd_on_fails(mutant):
     assert_fails(v, "autograd on", "torch.no_grad()")
 
 
+def test_bottleneck_switching_the_model_to_eval_fails(mutant):
+    v = mutant("profile-bottleneck", "    with torch.no_grad():\n", "    model.eval()\n    with torch.no_grad():\n")
+    assert_fails(v, "find_bottleneck(...)", "switched to eval mode")
+
+
+def test_bottleneck_pinning_one_thread_fails(mutant):
+    v = mutant(
+        "profile-bottleneck", "    with torch.no_grad():\n", "    torch.set_num_threads(1)\n    with torch.no_grad():\n"
+    )
+    assert_fails(v, "find_bottleneck(...)", "get_num_threads()")
+
+
 # -- labelled trace ---------------------------------------------------------------------------
 
 
@@ -169,6 +181,20 @@ def test_trace_without_zero_grad_fails(mutant):
     assert_fails(mutant("profile-trace", "            optimizer.zero_grad()\n", ""), "zero_grad")
 
 
+def test_trace_zero_grad_outside_the_label_fails(mutant):
+    v = mutant("profile-trace", "            optimizer.zero_grad()\n", "        optimizer.zero_grad()\n")
+    assert_fails(v, "does not contain optimizer.zero_grad()", "outside the range")
+
+
+def test_trace_switching_the_model_to_train_mode_fails(mutant):
+    v = mutant(
+        "profile-trace",
+        "    loss_fn = torch.nn.functional.cross_entropy\n",
+        "    loss_fn = torch.nn.functional.cross_entropy\n    model.train()\n",
+    )
+    assert_fails(v, "switched to train mode")
+
+
 # -- scheduled profiling ----------------------------------------------------------------------
 
 
@@ -223,6 +249,21 @@ def test_schedule_same_file_name_fails(mutant):
 
 def test_schedule_ignoring_repeat_fails(mutant):
     assert_fails(mutant("profile-schedule", "repeat=repeat)", "repeat=0)"), "repeat=2 limits")
+
+
+def test_schedule_clearing_trace_dir_fails(mutant):
+    v = mutant(
+        "profile-schedule",
+        "    def handler(prof: profile) -> None:\n",
+        "    import shutil\n    shutil.rmtree(trace_dir)\n    Path(trace_dir).mkdir()\n\n"
+        "    def handler(prof: profile) -> None:\n",
+    )
+    assert_fails(v, "removed", "notes.txt")
+
+
+def test_schedule_warmup_bumped_to_one_fails(mutant):
+    v = mutant("profile-schedule", "warmup=warmup, active", "warmup=max(warmup, 1), active")
+    assert_fails(v, "warmup=0 is a valid schedule")
 
 
 # -- memory per layer -------------------------------------------------------------------------
@@ -293,6 +334,24 @@ def test_memory_hungriest_picks_smallest_fails(mutant):
     assert_fails(v, "hungriest_layer returned")
 
 
+def test_memory_grad_mode_left_on_fails(mutant):
+    v = mutant(
+        "profile-memory",
+        "    names = [name for name, _ in model.named_children()]\n",
+        "    torch.set_grad_enabled(True)\n    names = [name for name, _ in model.named_children()]\n",
+    )
+    assert_fails(v, "layer_memory(...)", "is_grad_enabled()")
+
+
+def test_memory_switching_the_model_to_train_mode_fails(mutant):
+    v = mutant(
+        "profile-memory",
+        "    names = [name for name, _ in model.named_children()]\n",
+        "    model.train()\n    names = [name for name, _ in model.named_children()]\n",
+    )
+    assert_fails(v, "switched to train mode")
+
+
 # -- find, fix, measure again -----------------------------------------------------------------
 
 FIX_BUFFER = '        self.register_buffer("w", self.whitener())  # key'
@@ -351,3 +410,25 @@ def test_fix_still_decomposing_every_step(mutant):
         "profile-fix", "        return self.net(x @ self.w)  # key", "        return self.net(x @ self.whitener())"
     )
     assert_fails(v, "still runs aten::_linalg_eigh", "compute its result once")
+
+
+def test_fix_without_the_clamp_fails_on_a_singular_covariance(mutant):
+    v = mutant(
+        "profile-fix",
+        FIX_BUFFER,
+        "        evals, evecs = torch.linalg.eigh(self.cov)\n"
+        '        self.register_buffer("w", (evecs * evals.rsqrt()) @ evecs.T)',
+    )
+    assert_fails(v, "singular covariance", "clamp_min(1e-5)")
+
+
+def test_fix_whitener_computed_on_first_use_fails(mutant):
+    v = mutant(
+        "profile-fix",
+        (FIX_BUFFER, '        self.register_buffer("w", None)'),
+        (
+            "        return self.net(x @ self.w)  # key",
+            "        if self.w is None:\n            self.w = self.whitener()\n        return self.net(x @ self.w)",
+        ),
+    )
+    assert_fails(v, "still runs aten::_linalg_eigh", "first 3 steps")

@@ -7,32 +7,69 @@ from torch import nn
 from _common import traced_vmap
 
 
-def _make_models(ctx, n, d_in, hidden, d_out):
-    """Models in eval mode whose BatchNorm running statistics differ: the buffers matter."""
+def _make_models(ctx, n, d_in, hidden, d_out, deep=False, train=False):
+    """Models whose BatchNorm running statistics differ: the buffers matter. `deep` adds a second
+    hidden block (another architecture, other parameter names); `train` hands the models over in
+    training mode with their BatchNorm layers frozen in eval mode (a fine-tuning setup), so code
+    that switches the caller's models to eval() shows."""
     models = []
     for _ in range(n):
-        m = nn.Sequential(nn.Linear(d_in, hidden), nn.BatchNorm1d(hidden), nn.ReLU(),
-                          nn.Linear(hidden, d_out)).to(ctx.device).eval()
-        m[1].running_mean.copy_(ctx.randn(hidden))
-        m[1].running_var.copy_(ctx.rand(hidden) + 0.5)
+        layers = [nn.Linear(d_in, hidden), nn.BatchNorm1d(hidden), nn.ReLU()]
+        if deep:
+            layers += [nn.Linear(hidden, hidden), nn.BatchNorm1d(hidden), nn.ReLU()]
+        m = nn.Sequential(*layers, nn.Linear(hidden, d_out)).to(ctx.device).eval()
+        for bn in (layer for layer in m if isinstance(layer, nn.BatchNorm1d)):
+            bn.running_mean.copy_(ctx.randn(hidden))
+            bn.running_var.copy_(ctx.rand(hidden) + 0.5)
+        if train:
+            m.train()
+            for bn in (layer for layer in m if isinstance(layer, nn.BatchNorm1d)):
+                bn.eval()
         models.append(m)
     return models
+
+
+def _loop_grads(models, x, g):
+    """The gradient of sum(out * g) for each model's parameters, stacked like stack_module_state."""
+    names = [k for k, _ in models[0].named_parameters()]
+    per_model = [torch.autograd.grad((m(x) * g[i]).sum(), [dict(m.named_parameters())[k] for k in names])
+                 for i, m in enumerate(models)]
+    return {k: torch.stack([grads[j] for grads in per_model]) for j, k in enumerate(names)}
+
+
+def _architecture(module):
+    return [(k, tuple(t.shape)) for k, t in [*module.named_parameters(), *module.named_buffers()]]
 
 
 def _loop(models, x):
     return torch.stack([m(x) for m in models])
 
 
+def _short(arch):
+    shown = ", ".join(f"{k} {list(shape)}" for k, shape in arch[:4])
+    return shown + (", ..." if len(arch) > 4 else "")
+
+
 def check(ctx):
     used_vmap = False
     mine = ctx.learner
-    cases = [(4, 7, 5, 16, 3), (1, 3, 2, 8, 1), (9, 1, 6, 12, 4)]  # N, batch, in, hidden, out
+    # N, batch, in, hidden, out, a second hidden block, handed over in training mode. Every trial
+    # is a new ensemble of another size (the third of another architecture too): a base kept from
+    # an earlier call has the wrong shapes or layers.
+    cases = [(4, 7, 5, 16, 3, False, False), (1, 3, 2, 8, 1, False, True), (9, 1, 6, 12, 4, True, True)]
     for trial in ctx.trials(len(cases)):
-        n, batch, d_in, hidden, d_out = cases[trial]
+        n, batch, d_in, hidden, d_out, deep, train = cases[trial]
         torch.manual_seed(ctx.seed + trial)
-        models = _make_models(ctx, n, d_in, hidden, d_out)
+        models = _make_models(ctx, n, d_in, hidden, d_out, deep=deep, train=train)
         before = [{k: v.detach().clone() for k, v in m.state_dict().items()} for m in models]
-        params, buffers, base = mine.stack_ensemble(models)
+        if trial == 0:
+            # The first call is judged by the explicit checks below, which say what happened in the
+            # learner's terms (a model moved to meta by Module.to()); the later calls also go
+            # through the call contract (training flags, hooks, ...).
+            with ctx.uncontracted():
+                params, buffers, base = mine.stack_ensemble(models)
+        else:
+            params, buffers, base = mine.stack_ensemble(models)
         for i, (m, state) in enumerate(zip(models, before)):
             moved = sorted({t.device.type for t in m.state_dict().values()} - {ctx.device.type})
             ctx.expect(not moved, ctx.t("stack_ensemble moved the caller's models[{i}] to the {device} device: "
@@ -48,6 +85,12 @@ def check(ctx):
                          "as dicts (what torch.func.stack_module_state returns)"))
         ctx.expect(isinstance(base, nn.Module), ctx.t("the base returned by stack_ensemble is a {kind}, "
                                                       "expected an nn.Module", kind=type(base).__name__))
+        ctx.expect(_architecture(base) == _architecture(models[0]),
+                   ctx.t("the base returned by stack_ensemble does not have the architecture of the models "
+                         "passed in (its parameters and buffers with their shapes: {got}; models[0]: {want}). "
+                         "Build it from this call's models[0] every time: a base kept from an earlier call "
+                         "belongs to another ensemble", got=_short(_architecture(base)),
+                         want=_short(_architecture(models[0]))))
         real = [f"`{k}` ({t.device.type})" for k, t in list(base.named_parameters()) + list(base.named_buffers())
                 if t.device.type != "meta"]
         ctx.expect(not real,
@@ -59,6 +102,14 @@ def check(ctx):
         expected_buffers = {k: torch.stack([dict(m.named_buffers())[k] for m in models])
                             for k, _ in models[0].named_buffers()}
         ctx.expect_close("stacked params", params, expected_params)
+        untrainable = [k for k, t in params.items() if not (t.is_leaf and t.requires_grad)]
+        ctx.expect(not untrainable,
+                   ctx.t("the stacked parameters {names} are not leaf tensors that require grad, so the "
+                         "ensemble cannot be trained through them (an optimizer needs leaves). "
+                         "stack_module_state returns new leaves that require grad; stacking by hand, stack "
+                         "the parameters themselves (state_dict() holds detached copies) and make the result "
+                         "a leaf: torch.stack(...).detach().requires_grad_()",
+                         names=", ".join(f"`{k}`" for k in untrainable[:3])))
         ctx.expect_close("stacked buffers (BatchNorm's running statistics: every model has its own)",
                          buffers, expected_buffers)
 
@@ -86,6 +137,21 @@ def check(ctx):
                          got=tuple(out.shape), want=tuple(expected.shape)))
         ctx.expect_close(f"ensemble_forward output ({n} models, batch {batch})", out, expected,
                          atol=1e-5, rtol=1e-5)
+        # Trainable: the output must carry the graph back to the stacked parameters.
+        ctx.expect(out.requires_grad,
+                   ctx.t("ensemble_forward's output does not require grad although the stacked parameters "
+                         "do: it was computed under torch.no_grad() (or from detached tensors), so the "
+                         "ensemble cannot be trained through it. Leave autograd as the caller set it"))
+        g = ctx.randn(*out.shape)
+        got = torch.autograd.grad(out, list(params.values()), grad_outputs=g, allow_unused=True)
+        got = {k: torch.zeros_like(params[k]) if t is None else t for k, t in zip(params, got)}
+        ctx.expect_close(f"gradient of ensemble_forward's output with respect to the stacked params ({n} "
+                         f"models)", got, _loop_grads(models, x, g), atol=1e-5, rtol=1e-4)
+        # The same call under torch.no_grad() (inference), which must stay off afterwards.
+        with torch.no_grad():
+            out = mine.ensemble_forward(params, buffers, base, x)
+        ctx.expect_close(f"ensemble_forward output under torch.no_grad() ({n} models, batch {batch})", out,
+                         expected, atol=1e-5, rtol=1e-5)
     ctx.expect(used_vmap, ctx.t("ensemble_forward gives the right values but never calls torch.func.vmap: "
                                 "run all models at once with vmap"))
 

@@ -38,11 +38,13 @@ def _param_grads(model):
 def check(ctx):
     mine = ctx.learner
     for trial in ctx.trials(3):
-        steps = (1, 3, 5)[trial]
+        steps = (3, 1, 5)[trial]  # 3 first: a loop one step short shows as a wrong value, not as 0 steps
         # Never a round number: a learning rate hard-coded in the solution cannot match it.
         lr = round(0.005 + 0.03 * float(ctx.rand(1)), 5)
         torch.manual_seed(ctx.seed + trial)
         model = _net(ctx.choice([16, 24])).to(ctx.device)
+        if trial == 1:
+            model.eval()  # the caller's mode, whichever it is, must come back as it was
         sx, sy, qx, qy = (t[0] for t in _sine_tasks(ctx, 1, ctx.choice([5, 10])))
         before = {k: v.detach().clone() for k, v in model.named_parameters()}
 
@@ -73,9 +75,39 @@ def check(ctx):
                                    name=k, steps=steps),
                              got[k], e, **TOL)
 
+    # Adapting at test time: under torch.no_grad(), and from tensors that do not require grad
+    # (the guide: torch.func.grad needs no requires_grad and still works under no_grad). The
+    # caller's grad mode must come back as it was (the call contract watches it).
+    ctx.phase(ctx.t("checking inner_adapt at test time (torch.no_grad(), detached parameters)"))
+    torch.manual_seed(ctx.seed + 7)
+    model = _net(ctx.choice([12, 16])).to(ctx.device)
+    sx, sy, _, _ = (t[0] for t in _sine_tasks(ctx, 1, 6))
+    lr, steps = round(0.005 + 0.03 * float(ctx.rand(1)), 5), 2
+    expected = {k: v.detach() for k, v in _adapt(model, dict(model.named_parameters()), sx, sy, lr, steps).items()}
+    for how in ("no_grad", "detached"):
+        where = (ctx.t("under torch.no_grad()") if how == "no_grad"
+                 else ctx.t("from detached parameters (requires_grad=False)"))
+        start = (dict(model.named_parameters()) if how == "no_grad"
+                 else {k: v.detach().clone() for k, v in model.named_parameters()})
+        try:
+            with torch.set_grad_enabled(how != "no_grad"):
+                adapted = mine.inner_adapt(model, start, sx, sy, lr, steps)
+        except RuntimeError as exc:
+            ctx.fail(ctx.t("inner_adapt raised when adapting {where}: {error}. torch.func.grad computes the "
+                           "gradient whatever the caller's grad mode, and of tensors that do not require grad; "
+                           "torch.autograd.grad needs a graph that reaches tensors requiring grad. Take the "
+                           "inner gradients with torch.func.grad", where=where,
+                           error=str(exc).strip().splitlines()[0].rstrip(".!") if str(exc).strip() else "?"), [])
+        ctx.expect(isinstance(adapted, dict), ctx.t("inner_adapt returned a {kind}, expected a dict of parameters",
+                                                    kind=type(adapted).__name__))
+        ctx.expect_equal("the keys of the adapted parameters", sorted(adapted), sorted(expected))
+        ctx.expect_close(ctx.t("adapted parameters after {steps} step(s) at lr={lr}, {where}",
+                               steps=steps, lr=lr, where=where),
+                         {k: v.detach() for k, v in adapted.items()}, expected, **TOL)
+
     ctx.phase(ctx.t("checking maml_loss on a batch of tasks"))
     torch.manual_seed(ctx.seed)
-    model = _net(20).to(ctx.device)
+    model = _net(20).to(ctx.device).eval()  # handed over in eval mode: maml_loss must leave it there
     tasks = _sine_tasks(ctx, 6, 8)
     lr, steps = round(0.01 + 0.02 * float(ctx.rand(1)), 5), ctx.choice([2, 3])
     loss = mine.maml_loss(model, *tasks, lr, steps)

@@ -13,6 +13,10 @@ def _cnn(channels, size, classes):
                          nn.Linear(channels * (size - 2) ** 2, classes))
 
 
+def _mlp(features, hidden, classes):
+    return nn.Sequential(nn.Linear(features, hidden), nn.Tanh(), nn.Linear(hidden, classes))
+
+
 def _loop(model, x, y):
     grads = {k: [] for k, _ in model.named_parameters()}
     for i in range(x.shape[0]):
@@ -27,18 +31,26 @@ def _loop(model, x, y):
 def check(ctx):
     used_vmap = False
     mine = ctx.learner
-    cases = [(5, 4, 6, 3), (1, 2, 5, 4), (13, 3, 7, 5)]  # batch, channels, image size, classes
+    # batch, channels, image size, classes; the last case is no CNN at all: an MLP on (batch,
+    # features), since per_sample_grads is for any model (nothing may assume 3-channel images).
+    cases = [(5, 4, 6, 3), (1, 2, 5, 4), (13, 3, 7, 5), (6, None, 11, 4)]
     for trial in ctx.trials(len(cases)):
         batch, channels, size, classes = cases[trial]
         torch.manual_seed(ctx.seed + trial)
-        model = _cnn(channels, size, classes).to(ctx.device)
+        mlp = channels is None
+        model = (_mlp(size, 8, classes) if mlp else _cnn(channels, size, classes)).to(ctx.device)
         before = {k: v.detach().clone() for k, v in model.state_dict().items()}
-        x = ctx.randn(batch, 3, size, size)
+        x = ctx.randn(batch, size) if mlp else ctx.randn(batch, 3, size, size)
         y = ctx.randint(0, classes, (batch,))
         expected = _loop(model, x, y)
         try:
             got, used = traced_vmap(mine.per_sample_grads, model, x, y)
-        except RuntimeError as exc:
+        except (RuntimeError, ValueError, IndexError) as exc:
+            if mlp:
+                ctx.fail(ctx.t("per_sample_grads raised on an MLP whose inputs are (batch, features) = {shape}: "
+                               "{error}. It must work for any model: give one example its batch of one with "
+                               "xi.unsqueeze(0), whatever its shape, instead of assuming (3, H, W) images",
+                               shape=tuple(x.shape), error=str(exc).strip().splitlines()[0].rstrip(".!")), [])
             if "shapes cannot be multiplied" not in str(exc):
                 raise
             ctx.fail(ctx.t("per_sample_grads raised: {error}. Inside vmap each example has lost its batch dim "
@@ -68,13 +80,24 @@ def check(ctx):
                          "depend on the parameters grad passes in. Call the model through "
                          "functional_call(model, (params, buffers), ...) with those dicts; calling model(...) "
                          "directly uses its own parameters, which grad does not see"))
-        ctx.expect_close(f"per-sample gradients (batch {batch}, {size}x{size} images)", got, expected,
+        ctx.expect_close(f"per-sample gradients (batch {batch}, {size} features)" if mlp else
+                         f"per-sample gradients (batch {batch}, {size}x{size} images)", got, expected,
                          atol=1e-5, rtol=1e-4)
         ctx.expect(all(p.grad is None for p in model.parameters()),
                    ctx.t("per_sample_grads left .grad set on the model's parameters: it should not touch "
                          "the caller's model (torch.func.grad returns gradients instead of storing them)"))
         ctx.expect_close("the model's parameters after per_sample_grads (it must not change them)",
                          dict(model.state_dict()), before)
+        if trial == 0:
+            # The same model after a training step: the gradients are those at its parameters
+            # now, not at the ones a first call saw (a cache keyed by the model shows here).
+            with torch.no_grad():
+                for k, p in model.named_parameters():
+                    p.sub_(0.5 * expected[k].mean(0) + 0.1 * ctx.randn(*p.shape))
+            expected = _loop(model, x, y)
+            got = mine.per_sample_grads(model, x, y)
+            ctx.expect_close(f"per-sample gradients after the model's parameters changed (a second call on the "
+                             f"same model, batch {batch})", got, expected, atol=1e-5, rtol=1e-4)
     ctx.expect(used_vmap, ctx.t("per_sample_grads gives the right values but never calls torch.func.vmap: "
                                 "compute all examples at once with vmap(grad(...))"))
 

@@ -4,8 +4,26 @@ odd sizes, non-contiguous inputs, float64); report its speed against the Python 
 
 import torch
 from torch.nn import functional as F
+from torch.overrides import TorchFunctionMode
 
 from _common import traced_vmap
+
+_MATMULS = {"linear", "matmul", "__matmul__", "__rmatmul__", "mm", "bmm", "addmm", "baddbmm", "addbmm", "mv",
+            "addmv", "dot", "einsum", "tensordot", "bilinear"}
+
+
+class _CountMatmuls(TorchFunctionMode):
+    """Counts the matrix-multiply calls a call makes (F.linear, matmul, @, einsum, ...): vmap's
+    point is one call for all N layers, where chunk_size=1 makes one per layer, like the loop."""
+
+    def __init__(self):
+        super().__init__()
+        self.calls = 0
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if getattr(func, "__name__", "") in _MATMULS:
+            self.calls += 1
+        return func(*args, **(kwargs or {}))
 
 
 def _loop(x, weight, bias):
@@ -17,17 +35,21 @@ def check(ctx):
     mine = ctx.learner
     # (N layers, batch, in, out, dtype, non-contiguous): no two sizes equal in the odd cases, so a
     # reshape in place of a transpose, or a transposed weight, cannot come out right by accident.
-    shapes = [(5, 7, 3, 2, torch.float32, False), (1, 1, 1, 1, torch.float32, False),
-              (16, 33, 20, 9, torch.float32, False), (3, 4, 6, 5, torch.float32, True),
-              (6, 2, 5, 4, torch.float64, False)]
+    # The last flag: x, weight and bias require grad (a multi-head model in training), so the
+    # result must carry the graph back to them.
+    shapes = [(5, 7, 3, 2, torch.float32, False, True), (1, 1, 1, 1, torch.float32, False, False),
+              (16, 33, 20, 9, torch.float32, False, False), (3, 4, 6, 5, torch.float32, True, True),
+              (6, 2, 5, 4, torch.float64, False, False)]
     for trial in ctx.trials(len(shapes)):
-        n, batch, d_in, d_out, dtype, noncontig = shapes[trial]
-        x = ctx.randn(batch, d_in, dtype=dtype, noncontiguous=noncontig)
-        weight = ctx.randn(n, d_out, d_in, dtype=dtype, noncontiguous=noncontig)
-        bias = ctx.randn(n, d_out, dtype=dtype)
+        n, batch, d_in, d_out, dtype, noncontig, needs_grad = shapes[trial]
+        x = ctx.randn(batch, d_in, dtype=dtype, noncontiguous=noncontig, requires_grad=needs_grad)
+        weight = ctx.randn(n, d_out, d_in, dtype=dtype, noncontiguous=noncontig, requires_grad=needs_grad)
+        bias = ctx.randn(n, d_out, dtype=dtype, requires_grad=needs_grad)
         expected = _loop(x, weight, bias)
+        counter = _CountMatmuls()
         try:
-            out, used = traced_vmap(ctx.no_mutation, mine.batched_linear, x, weight, bias)
+            with counter:
+                out, used = traced_vmap(ctx.no_mutation, mine.batched_linear, x, weight, bias)
         except ValueError as exc:
             if "same size in the mapped dimension" not in str(exc):
                 raise
@@ -57,7 +79,26 @@ def check(ctx):
                              "matches vmap's (N, batch, out) result reshaped to (batch, N, out). A reshape "
                              "reinterprets memory; moving a dim needs out_dims=1 (or .transpose/.movedim)",
                              where=where))
-        ctx.expect_close(f"batched_linear output ({where})", out, expected)
+        ctx.expect_close(f"batched_linear output ({where})", out.detach(), expected.detach())
+        # One matmul kernel per layer is the Python loop again (vmap with chunk_size=1, or a loop
+        # inside the vmapped function); the reference runs one batched matmul whatever N is.
+        ctx.expect(n < 3 or counter.calls < n,
+                   ctx.t("batched_linear ({where}) ran {calls} matrix multiplies for {n} layers, one per layer: "
+                         "that is the N calls vmap exists to replace (chunk_size=1 runs vmap one layer at a "
+                         "time). Let vmap batch all N layers into one call", where=where, calls=counter.calls, n=n))
+        if needs_grad:
+            ctx.expect(out.requires_grad,
+                       ctx.t("batched_linear ({where}) returned a result that does not require grad although x, "
+                             "weight and bias do: it was computed under torch.no_grad() (or from detached "
+                             "tensors), so a model built on it cannot train. Leave autograd as the caller set it",
+                             where=where))
+            g = ctx.randn(*out.shape, dtype=dtype)
+            got = torch.autograd.grad(out, (x, weight, bias), grad_outputs=g, allow_unused=True)
+            want = torch.autograd.grad(expected, (x, weight, bias), grad_outputs=g)
+            names, inputs = ("x", "weight", "bias"), (x, weight, bias)
+            ctx.expect_close(f"gradients of batched_linear with respect to x, weight and bias ({where})",
+                             {k: torch.zeros_like(t) if a is None else a for k, t, a in zip(names, inputs, got)},
+                             dict(zip(names, want)))
     ctx.expect(used_vmap, ctx.t("batched_linear gives the right values but never calls torch.func.vmap: "
                                 "this exercise is about vmap"))
 

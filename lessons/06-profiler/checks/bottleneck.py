@@ -97,7 +97,9 @@ def check(ctx):
     for trial in ctx.trials(3):
         kind = kinds[order[trial]]
         model, x, desc = _make(ctx, kind)
-        model.eval()
+        # The caller's mode, training or eval, must come back as it was: an inference profile is
+        # a matter of torch.no_grad(), not of model.eval(). (These models behave the same in both.)
+        model.train(trial % 2 == 0)
         iters = ctx.choice([5, 7, 12])  # never the default 10: the argument must be used
         ctx.phase(ctx.t("trial {trial}/3: profiling {desc} (checker)", trial=trial + 1, desc=desc))
         self_a, total_a = _own_profile(model, x)
@@ -107,10 +109,15 @@ def check(ctx):
         calls = []
         hook = model.register_forward_pre_hook(
             lambda *_, calls=calls: calls.append((torch._C._autograd._profiler_enabled(), torch.is_grad_enabled())))
+        # The first call runs on two threads, like a caller's program, so code that pins torch to
+        # one thread (a global setting the caller would keep) shows as a change the call leaves.
+        # Only the first: on a busy 2-core machine two threads are much slower than one.
+        torch.set_num_threads(2 if trial == 0 else 1)
         try:
             result, profs = watch_profilers(lambda m=model, x=x, n=iters: mine.find_bottleneck(m, x, iters=n))
         finally:
             hook.remove()
+            torch.set_num_threads(1)
         ctx.phase(ctx.t("trial {trial}/3: profiling {desc} again (checker)", trial=trial + 1, desc=desc))
         self_b, total_b = _own_profile(model, x)
 

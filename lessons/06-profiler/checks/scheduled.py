@@ -54,10 +54,13 @@ def _own_windows(ctx, num_steps, kw, folder):
 def check(ctx):
     mine = ctx.learner
     warnings.filterwarnings("ignore", message=".*Profiler clears events at the end of each cycle.*")
+    warnings.filterwarnings("ignore", message=".*Profiler won't be using warmup.*")
     cases = [
         dict(wait=1, warmup=1, active=2, repeat=2),
         dict(wait=2, warmup=1, active=ctx.choice([1, 3]), repeat=0),
         dict(wait=0, warmup=ctx.choice([1, 2]), active=2, repeat=ctx.choice([1, 3])),
+        # warmup=0 is a valid schedule (torch only warns): the numbers are used as given.
+        dict(wait=1, warmup=0, active=ctx.choice([1, 2]), repeat=0),
     ]
     for trial in ctx.trials(len(cases)):
         kw = cases[trial]
@@ -70,6 +73,9 @@ def check(ctx):
                      n=num_steps, **kw)
         folder = ctx.tmpdir / f"traces_{trial}"
         folder.mkdir()
+        # The caller's folder may already hold files: profile_steps only adds its traces.
+        keep = folder / "notes.txt"
+        keep.write_text(f"the caller's notes, trial {trial}\n", encoding="utf-8")
         calls = [0]
 
         def step_fn(calls=calls):
@@ -79,6 +85,10 @@ def check(ctx):
         ctx.phase(ctx.t("trial {trial}/{total}: your profile_steps, {desc}",
                         trial=trial + 1, total=len(cases), desc=desc))
         mine.profile_steps(step_fn, num_steps, trace_dir=str(folder), **kw)
+        ctx.expect(keep.is_file() and keep.read_text(encoding="utf-8") == f"the caller's notes, trial {trial}\n",
+                   ctx.t("{desc}: trace_dir already held a file of the caller's ({file}), and after profile_steps "
+                         "it is gone or changed: write your trace files into trace_dir and leave everything "
+                         "else in it alone (no rmtree, no clearing the folder)", desc=desc, file=keep.name))
         ctx.expect(calls[0] == num_steps,
                    ctx.t("{desc}: step_fn was called {calls} times, expected num_steps={n}",
                          desc=desc, calls=calls[0], n=num_steps))
@@ -87,7 +97,10 @@ def check(ctx):
         files = sorted(folder.glob("*.json"))
         if len(files) != len(expected):
             why = ""
-            if not files:
+            if not kw["warmup"] and files:
+                why = ctx.t(": warmup=0 is a valid schedule (torch only warns about it): pass wait, warmup, active "
+                            "and repeat to schedule(...) exactly as given")
+            elif not files:
                 why = ctx.t(": pass on_trace_ready=your handler to profile(...), and call prof.step() after "
                             "every step (the schedule only advances on prof.step())")
             elif len(files) < len(expected):

@@ -36,6 +36,9 @@ def check(ctx):
         # code ran: a rerun with the same seed must build the same model.
         torch.manual_seed(ctx.seed + trial)
         model = nn.Sequential(nn.Linear(d_in, hidden), nn.ReLU(), nn.Linear(hidden, classes))
+        # The second model is handed over in eval mode (the caller froze it, e.g. for BatchNorm
+        # statistics; this MLP trains the same either way): the step must leave the mode alone.
+        model.train(trial == 0)
         ref_model = copy.deepcopy(model)
         opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
         ref_opt = torch.optim.SGD(ref_model.parameters(), lr=0.1, momentum=0.9)
@@ -99,6 +102,14 @@ def check(ctx):
             ctx.expect(inside, ctx.t("the {label!r} range contains none of {what}: put that stage's code "
                                      "inside `with record_function({label!r}):`", label=label,
                                      what=_what(ctx, label)))
+
+        start, end = ranges["optimizer_step"]
+        zeroed = [e for e in spans if str(e.get("name", "")).startswith("Optimizer.zero_grad#")]
+        ctx.expect(any(start <= float(e["ts"]) <= end for e in zeroed),
+                   ctx.t("the 'optimizer_step' range does not contain optimizer.zero_grad(){where}: that stage is "
+                         "optimizer.step() and optimizer.zero_grad(), both inside "
+                         "`with record_function('optimizer_step'):`",
+                         where=ctx.t(" (it ran outside the range)") if zeroed else ""))
 
         f, b, o = (ranges[k] for k in LABELS)
         ctx.expect(f[1] <= b[0] + 1 and b[1] <= o[0] + 1,
