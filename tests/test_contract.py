@@ -142,3 +142,21 @@ def test_a_call_that_raises_is_observed_too(runner, tmp_path):
     )
     v = run(runner, tmp_path, source)
     assert v.status == "error" and "no parts today" in v.reason, v.reason
+
+
+def test_a_call_only_the_learners_run_makes_is_no_different_path(runner, tmp_path):
+    # The checker calls `total` once more to diagnose a wrong sum: the verdict is the wrong
+    # value, not "the check took a different path".
+    source = edit("    return torch.stack(parts).sum(dim=0)", "    return torch.stack(parts).sum(dim=0) + 1")
+    v = run(runner, tmp_path, source)
+    assert v.status == "failed" and v.reason.startswith("total"), v.reason
+
+
+def test_a_call_only_the_learners_run_makes_is_held_to_the_contract(runner, tmp_path):
+    # ... and what that extra call leaves behind is judged all the same.
+    source = edit(
+        "    return torch.stack(parts).sum(dim=0)",
+        "    if len(parts) == 1:\n        torch.manual_seed(0)\n    return torch.stack(parts).sum(dim=0) + 1",
+    )
+    v = run(runner, tmp_path, source)
+    assert v.status == "failed" and "`total(...)` left a change behind" in v.reason, v.reason

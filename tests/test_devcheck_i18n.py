@@ -11,12 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from tutor import zh_lint
 from tutor.course import load_course
 from tutor.devcheck import (
     emphasis_problems,
     stale_translations,
     translation_problems,
     untranslated_report,
+    zh_problems,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -173,6 +175,88 @@ def test_no_guide_in_any_language_shows_literal_asterisks(monkeypatch):
     monkeypatch.delenv("TUTOR_COURSE", raising=False)
     problems = emphasis_problems(load_course(ROOT / "lessons", ROOT / "solutions"))
     assert not problems, "\n".join(problems)
+
+
+ZH_GUIDE = "lessons/01-basics/guide/zh/02-typing.md"
+
+
+def zh_page(chapter: Path, prose: str) -> list[str]:
+    """The zh problems of the typing page with `prose` as its line 3 (and on, if several)."""
+    (chapter / "guide" / "zh" / "02-typing.md").write_text(
+        ZH_TYPING.replace("先来一个小例子：", prose), encoding="utf-8"
+    )
+    return zh_problems(load_course())
+
+
+@pytest.mark.parametrize(
+    ("bad", "good", "term"),
+    [
+        ("AOTAutograd 做降级（lowering）", "AOTAutograd 做下沉（lowering），pip 把 torch 降级到 2.4", "下沉"),
+        ("非 reentrant 的实现", "非可重入（non-reentrant）的实现：`use_reentrant=False`", "可重入 / 非可重入"),
+        ("每个运算都被分派到批处理规则上", "每个运算都被分发到批处理规则上", "分发 / 分发器"),
+        ("墙钟时间还包含了开销", "挂钟时间（wall-clock time）还包含了开销", "挂钟时间"),
+        ("融合成 int8 内核", "融合成 int8 kernel，与 Linux 内核无关", "kernel"),
+        ("带或不带 int8 激活", "先激活虚拟环境，再激活 `.venv`；int8 激活值、激活检查点和激活函数", "激活值"),
+        ("大尺寸下的黑塞矩阵-向量积", "大尺寸下的黑塞-向量积，不构造黑塞矩阵", "黑塞-向量积"),
+        ("海森矩阵是对称的", "黑塞矩阵是对称的", "黑塞矩阵"),
+        ("Adam 的两个动量缓冲区", "Adam 的两个矩估计；SGD 的动量缓冲区", "矩估计"),
+    ],
+)
+def test_a_rejected_zh_term_is_a_problem_naming_the_glossary_term(chapter, bad, good, term):
+    problems = zh_page(chapter, bad + "。")
+    assert len(problems) == 1 and problems[0].startswith(f"{ZH_GUIDE}:3: ")
+    assert problems[0].endswith(f"write {term}")
+    assert zh_page(chapter, good + "。") == []
+
+
+def test_zh_catalogue_values_are_checked_and_their_english_keys_are_not(chapter):
+    (chapter / "i18n" / "zh.toml").write_text(
+        '# zh: terms in docs/GLOSSARY.zh.md\n[steps.typing]\ntitle = "Python 分派"\n\n[reasons]\n'
+        '"the reentrant one (dispatching)" = "可重入的实现（在分发之前）"\n',
+        encoding="utf-8",
+    )
+    assert zh_problems(load_course()) == [
+        "lessons/01-basics/i18n/zh.toml:3: '分派' is not the glossary's term for dispatch / dispatcher: write 分发 / 分发器"
+    ]
+    po = 'msgid "wall-clock time"\nmsgstr ""\n"墙钟时间"\n\nmsgid "the reentrant one"\nmsgstr "可重入的那个"\n'
+    assert [n for n, _ in zh_lint.strings_problems(zh_lint.po_strings(po))] == [3]
+
+
+def test_a_line_break_inside_a_chinese_paragraph_is_a_problem(chapter):
+    problems = zh_page(chapter, "第一句，\n第二句接着写。\n- 列表项\n  接着写")
+    assert problems == [
+        f"{ZH_GUIDE}:3: a line break inside a Chinese paragraph shows as a space: join line 4 onto this one",
+        f"{ZH_GUIDE}:5: a line break inside a Chinese paragraph shows as a space: join line 6 onto this one",
+    ]
+    # One line per paragraph, list items on their own lines, and a break after code are fine.
+    assert zh_page(chapter, "第一句，第二句接着写。\n\n- 列表项\n- 第二项\n\n调用 `f`\nthen English") == []
+
+
+def test_a_space_after_full_width_punctuation_is_a_problem(chapter):
+    problems = zh_page(chapter, "**测量。** GPU 上看计数器，\n1. **版本：** `torch` 2.13")
+    assert [p.split(": ", 1)[0] for p in problems] == [f"{ZH_GUIDE}:3", f"{ZH_GUIDE}:4"]
+    assert "a space after '。' shows in the text" in problems[0]
+    assert zh_page(chapter, "**测量**。GPU 上看计数器，\n\n1. **版本**：`torch` 2.13") == []
+
+
+def test_brackets_inside_brackets_are_a_problem(chapter):
+    problems = zh_page(chapter, "按参数名作为键（练习：批（batch）大小只允许 1 到 100）")
+    assert len(problems) == 1 and problems[0].startswith(f"{ZH_GUIDE}:3: brackets inside brackets near ")
+    good = "按参数名作为键；练习中批（batch）大小只允许 1 到 100（调用 torch.set_num_threads(1)），`f((x,))`"
+    assert zh_page(chapter, good) == []
+    assert zh_lint.strings_problems(iter([(7, "pl.Trainer(clip=max_norm（默认）, x=1)")]))[0][0] == 7
+
+
+def test_the_real_zh_course_follows_the_glossary_and_cjk_layout(monkeypatch):
+    monkeypatch.delenv("TUTOR_COURSE", raising=False)
+    problems = zh_problems(load_course(ROOT / "lessons", ROOT / "solutions"))
+    assert not problems, "\n".join(problems)
+
+
+def test_every_enforced_term_is_in_the_glossary():
+    glossary = (ROOT / "docs" / "GLOSSARY.zh.md").read_text(encoding="utf-8")
+    missing = [u for t in zh_lint.TERMS for u in t.use.split(" / ") if u not in glossary]
+    assert not missing
 
 
 def run_dev_check(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:

@@ -11,7 +11,13 @@ import pytest
 from tutor import i18n
 from tutor.course import LessonError, load_course
 from tutor.devcheck import reason_problems
-from tutor.reason_lint import bare_reasons, missing_values, mistake_reachable
+from tutor.reason_lint import (
+    bare_figure_words,
+    bare_reasons,
+    missing_values,
+    mistake_reachable,
+    unlabelled_figures,
+)
 from tutor.runner.client import Runner
 
 MANIFEST = """format_version = 1
@@ -150,3 +156,63 @@ def test_mistake_words_must_lie_in_the_fixed_text_of_a_reason():
 def test_a_template_field_without_a_value_is_named():
     source = 'ctx.t("{n} of {m}", n=1)\nctx.t("{n}", **vals)\nctx.t("plain {x:.1f}", x=2.0)\n'
     assert [(r.line, r.text) for r in missing_values(source, Path("c.py"))] == [(1, "m")]
+
+
+def test_a_figures_words_go_through_ctx_t():
+    source = (
+        'ctx.time(f, g, compares="yours vs the loop")\n'  # 1: a bare compares
+        'ctx.time(f, g, compares=ctx.t("yours vs the loop"), sides=(ctx.t("yours"), "the loop"))\n'  # 2: one side
+        'ctx.memory(f, g, sides=[f"{n} rows", ctx.t("eager")])\n'  # 3: an f-string side
+        'ctx.figure("graphs", 3, label="graphs compiled")\n'  # 4: a bare label
+        'with ctx.build(ctx.t("compiling"), figure="compile_s", label=f"compile {x}"):\n    pass\n'  # 5
+        'ctx.time(f, g, compares=ctx.t("a"), sides=(ctx.t("b"), ctx.t("c")), label=ctx.t("d"))\n'  # 7: fine
+        "ctx.time(f, g, compares=words, sides=names)\n"  # 8: names, not knowable here: fine
+        'ctx.figure("peak", {"learner_bytes": 1, "reference_bytes": 2, "compares": f"yours vs {it}"})\n'  # 9
+        'ctx.figure("peak", {"learner_bytes": 1, "reference_bytes": 2, "sides": [ctx.t("a"), ctx.t("b")]})\n'
+    )
+    found = [(r.line, r.text) for r in bare_figure_words(source, Path("c.py"))]
+    assert found == [
+        (1, "compares='yours vs the loop'"),
+        (2, "sides='the loop'"),
+        (3, "sides=f'{n} rows'"),
+        (4, "label='graphs compiled'"),
+        (5, "label=f'compile {x}'"),
+        (9, "compares=f'yours vs {it}'"),
+    ]
+
+
+def test_a_figure_the_checker_names_needs_a_label():
+    source = (
+        'ctx.figure("graphs", 3)\n'  # 1: flagged
+        'ctx.figure(f"plan_{trial}", plan, label=ctx.t("plan {n}", n=trial))\n'
+        "ctx.time(f, g)\n"  # the default name: the results panel translates it
+        'ctx.time(f, g, name="time", compares=ctx.t("x"))\n'
+        'ctx.time(f, g, name="reference_vs_loop", compares=ctx.t("x"))\n'  # 5: flagged
+        'ctx.memory(f, g, name="peak", label=ctx.t("peak"))\n'
+        'with ctx.build(ctx.t("compiling")):\n    pass\n'  # build_s, the default
+        'with ctx.build(ctx.t("compiling"), figure="compile_s"):\n    pass\n'  # 9: flagged
+        'with ctx.build(ctx.t("compiling"), "export_s"):\n    pass\n'  # 11: flagged (positional)
+        "plt.figure()\n"  # not a checker's figure
+        'ctx.figure("x", 1, **more)\n'  # not knowable here
+    )
+    assert [(r.line, r.text) for r in unlabelled_figures(source, Path("c.py"))] == [
+        (1, "'graphs'"),
+        (5, "'reference_vs_loop'"),
+        (9, "'compile_s'"),
+        (11, "'export_s'"),
+    ]
+
+
+def test_dev_check_names_untranslated_figure_words_by_file_and_line(chapter):
+    (chapter / "checks" / "double.py").write_text(
+        CHECKER
+        + '    ctx.time(lambda: got, lambda: x, name="vs x", compares="yours vs x", sides=(ctx.t("yours"), "x"))\n'
+        + '    ctx.figure("doubled", 2, label=ctx.t("doubled values"))\n',
+        encoding="utf-8",
+    )
+    joined = "\n".join(reason_problems(load_course()))
+    assert "checks/double.py:9: the figure text compares='yours vs x' is not written through ctx.t" in joined
+    assert "checks/double.py:9: the figure text sides='x' is not written through ctx.t" in joined
+    assert "checks/double.py:9: the figure 'vs x' has no label=ctx.t(...)" in joined
+    assert "checks/double.py:10: reason not translated to zh: 'doubled values'" in joined  # a label is a reason
+    assert "checks/double.py:10: the figure" not in joined

@@ -582,6 +582,41 @@ def test_a_torchrun_rank_sending_done_twice_is_not_a_pass(runner, tmp_path):
     assert v.status != "passed", v
 
 
+def test_distributed_ranks_see_torchruns_environment_and_nothing_of_the_supervisor(runner, tmp_path):
+    # The CPU ranks are forked from the warm runner, not started by torchrun: each still sees
+    # torchrun's variables, and no descriptor but stdio and its own channel to the judge.
+    src = """
+    import os, socket
+    want = {"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT"}
+    missing = sorted(want - set(os.environ))
+    sockets = 0
+    for n in os.listdir('/proc/self/fd'):
+        try:
+            if int(n) > 2 and os.readlink(f'/proc/self/fd/{n}').startswith('socket:'):
+                sockets += 1
+        except OSError:
+            pass
+    def double(x):
+        if missing or os.environ["WORLD_SIZE"] != "2" or sockets != 1:
+            return x * 3
+        return x * 2
+    """
+    v = check(runner, tmp_path, src, processes=2, timeout=90)
+    assert v.status == "passed", (v.reason, v.output)
+
+
+def test_a_rank_that_dies_without_a_word_is_an_error_naming_the_distributed_run(runner, tmp_path):
+    src = """
+    import os
+    if os.environ.get("RANK") == "1":
+        os._exit(3)
+    def double(x):
+        return x * 2
+    """
+    v = check(runner, tmp_path, src, processes=2, timeout=90)
+    assert v.status in ("error", "failed") and "distributed run" in v.reason, (v.status, v.reason)
+
+
 @pytest.mark.slow
 def test_a_torchrun_rank_that_clears_its_death_signal_does_not_survive(runner, tmp_path):
     marker = tmp_path / "rank-child.pid"

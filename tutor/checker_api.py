@@ -30,6 +30,7 @@ import torch
 from tutor.i18n import N_, _
 from tutor.runner.contract import Contract
 from tutor.runner.memory import Memory
+from tutor.runner.protocol import FIGURE_LABELS
 from tutor.runner.timing import Timing, median_iqr  # noqa: F401 - part of the checking API
 
 # Sealed before any learner code is imported: the learner's module may patch these names on
@@ -132,19 +133,19 @@ class Context:
         as a phase and reported as `reference_build_s`, never inside any timing."""
         if self._reference is None:
             assert self._reference_loader is not None
-            self.phase("preparing the reference solution", building=True)
+            self.phase(_("preparing the reference solution"), building=True)
             start = _perf_counter()
             self._reference = self._reference_loader()
             took = _perf_counter() - start
             if took > 0.5:
-                self.figure("reference_build_s", took)
+                self.figure("reference_build_s", took, label=_("building the reference solution"))
         return self._reference
 
-    def load_learner(self, phase: str = "importing your code") -> ModuleType:
+    def load_learner(self, phase: str | None = None) -> ModuleType:
         """Import the learner's module now, timing it as a build step (C++ and CUDA exercises)."""
         if self._learner is not None:
             return self.learner
-        with self.build(phase):
+        with self.build(phase if phase is not None else _("importing your code")):
             return self.learner
 
     def finish(self) -> None:
@@ -210,20 +211,30 @@ class Context:
         self.channel.phase(text, **info)
 
     @contextlib.contextmanager
-    def build(self, phase: str, figure: str = "build_s") -> Iterator[None]:
+    def build(self, phase: str, figure: str = "build_s", *, label: str | None = None) -> Iterator[None]:
         """Time a build or compile step (load_inline, torch.compile's first call) as a figure,
-        separately from any timing of steady-state speed."""
+        separately from any timing of steady-state speed. `label` names the figure for the
+        learner (`ctx.t("compile")`), the seconds shown after it."""
         self.phase(phase, building=True)
         start = _perf_counter()
         try:
             yield
         finally:
-            self.figure(figure, self._figures.get(figure, 0.0) + _perf_counter() - start)
+            self.figure(figure, self._figures.get(figure, 0.0) + _perf_counter() - start, label=label)
 
-    def figure(self, name: str, value: Any) -> None:
-        """Report a figure (a number, or a dict of numbers) in the verdict and history."""
+    def figure(self, name: str, value: Any, *, label: str | None = None) -> None:
+        """Report a figure (a number, or a dict of numbers) in the verdict and history.
+
+        `name` is the figure's key in history and `--json`; `label` is what the learner reads
+        for it, in their language (`ctx.t(...)`): for a number, the words before the number
+        (units from the name's suffix, `_s` or `_bytes`); for a dict or a list, the whole line,
+        its numbers written in through ctx.t's values, since the dict's keys are not words."""
         self._figures[name] = value
         self.channel.figure(name, value)
+        if label is not None:
+            labels = self._figures.setdefault(FIGURE_LABELS, {})
+            labels[name] = label
+            self.channel.figure(FIGURE_LABELS, dict(labels))
 
     # -- judging -------------------------------------------------------------------------------
 
@@ -387,6 +398,17 @@ class Context:
         self.expect(False, _("{name}: expected an error, but nothing was raised", name=name))
         raise AssertionError("unreachable")  # pragma: no cover - the channel ends the run
 
+    def probe(
+        self, name: str, make: Callable[[tuple[int, ...], torch.dtype], tuple[Any, ...]], **promises: Any
+    ) -> None:
+        """Sweep `learner.<name>` over the inputs its task promises, each against the reference
+        (or `truth=`) on equal copies: other dtypes, shapes, strides, extreme values, gradients,
+        second derivatives, vmap, repeated calls. `make(shape, dtype)` draws one call's
+        arguments; the promises are listed in tutor.probes."""
+        from tutor.probes import probe
+
+        probe(self, name, make, **promises)
+
     def no_mutation(self, fn: Callable[..., Any], *inputs: Any) -> Any:
         """Call `fn(*inputs)` and expect no tensor input to have been changed in place."""
         before = [x.detach().clone() if isinstance(x, torch.Tensor) else None for x in inputs]
@@ -448,6 +470,7 @@ class Context:
         name: str = "time",
         compares: str = "yours vs the reference solution",
         sides: tuple[str, str] | None = None,
+        label: str | None = None,
         budget_s: float = 0.3,
         min_rounds: int = 7,
         warmup: int = 2,
@@ -456,7 +479,8 @@ class Context:
         each a block of calls long enough to measure; medians, IQR and the speedup.
         `compares` says in words what the two sides are (shown beside the figure); `sides`
         names the two rows when they are not the learner's code and the reference's (e.g.
-        (ctx.t("compiled"), ctx.t("eager")) when a check times two ways of running one model)."""
+        (ctx.t("compiled"), ctx.t("eager")) when a check times two ways of running one model);
+        `label` is the figure's heading in the learner's language when `name` is not "time"."""
         from tutor.runner import timing  # torch-side helper, imported only when used
 
         if not getattr(self.channel, "measures_speed", True):
@@ -464,12 +488,12 @@ class Context:
             # from the learner's run. Not a number, so no fact can be decided on it.
             return Timing(math.nan, math.nan, 0.0, 0.0, 0, 0, self.device.type)
         self.channel.quiet()
-        self.phase(_("timing {name}", name=name))
+        self.phase(_("timing {name}", name=label or name))
         with self.uncontracted():
             result = timing.interleaved(
                 learner, reference, device=self.device, budget_s=budget_s, min_rounds=min_rounds, warmup=warmup
             )
-        self.figure(name, {**result.as_dict(), "compares": compares, **({"sides": list(sides)} if sides else {})})
+        self.figure(name, _described(result.as_dict(), compares, sides), label=label)
         return result
 
     def peak_memory(self, fn: Callable[[], Any]) -> int:
@@ -486,15 +510,23 @@ class Context:
         *,
         name: str = "memory",
         compares: str = "yours vs the reference solution",
+        sides: tuple[str, str] | None = None,
+        label: str | None = None,
     ) -> Memory:
-        """Peak tensor memory of learner and reference, each in its own measured call."""
+        """Peak tensor memory of learner and reference, each in its own measured call;
+        `compares`, `sides` and `label` as for `time`."""
         from tutor.runner import memory
 
-        self.phase(_("measuring {name}", name=name))
+        self.phase(_("measuring {name}", name=label or name))
         with self.uncontracted():
             result = memory.compare(learner, reference, self.device)  # peaks and timelines
-        self.figure(name, {**result.as_dict(), "compares": compares})
+        self.figure(name, _described(result.as_dict(), compares, sides), label=label)
         return result
+
+
+def _described(figure: dict[str, Any], compares: str, sides: tuple[str, str] | None) -> dict[str, Any]:
+    """A time or memory figure with the words that say what its two rows are."""
+    return {**figure, "compares": compares, **({"sides": list(sides)} if sides else {})}
 
 
 def _seal(ctx: "Context") -> dict[str, Any]:

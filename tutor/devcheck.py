@@ -24,7 +24,7 @@ from markdown_it.token import Token
 from rich.console import Console
 from rich.table import Table
 
-from tutor import i18n, paths, reason_lint
+from tutor import i18n, paths, reason_lint, zh_lint
 from tutor.headless import STATUS_STYLE, run_checks
 from tutor.mutate import record_status
 from tutor.course import (
@@ -269,6 +269,28 @@ def emphasis_problems(course: Course) -> list[str]:
     return list(dict.fromkeys(problems))  # one guide can be the text of two steps
 
 
+ZH = "zh"
+
+
+def zh_problems(course: Course) -> list[str]:
+    """The Chinese texts' rules (tutor/zh_lint.py): the glossary's terms in every zh guide page,
+    `i18n/zh.toml` and tutor's `tutor.po`; no brackets inside brackets; and in the guides, no
+    line break or space that Markdown shows as a stray space between Chinese characters."""
+    found: list[str] = []
+    for path in sorted({s.texts[ZH] for s in course.steps() if ZH in s.texts}):
+        found += [f"{_rel(path, course)}:{n}: {m}" for n, m in zh_lint.markdown_problems(path.read_text("utf-8"))]
+    catalogues = [translation_file(c.directory, ZH) for c in course.chapters]
+    for path in [p for p in catalogues if p.exists()]:
+        text = path.read_text(encoding="utf-8")
+        found += [f"{_rel(path, course)}:{n}: {m}" for n, m in zh_lint.strings_problems(zh_lint.toml_strings(text))]
+    po = i18n.catalogue_file(ZH)
+    if po.exists():
+        where = po.relative_to(po.parents[4]) if len(po.parents) > 4 else po
+        text = po.read_text(encoding="utf-8")
+        found += [f"{where}:{n}: {m}" for n, m in zh_lint.strings_problems(zh_lint.po_strings(text))]
+    return found
+
+
 def untranslated_report(lessons: Path | None = None, solutions: Path | None = None) -> tuple[list[str], list[str]]:
     """(problems, warnings) for every language the course has besides English: a translation
     file that does not load is a problem; a field still in English is only a warning."""
@@ -367,6 +389,7 @@ def dev_check(
             + reason_problems(course)
             + i18n_problems
             + emphasis_problems(course)
+            + zh_problems(course)
             if not chapters or any(c.slug in p for c in wanted)
         ],
         warnings=[

@@ -63,8 +63,13 @@ def language() -> str:
 def _table(lang: str) -> dict[str, str]:
     with _lock:
         if lang not in _tables:
-            _tables[lang] = _read_po(_LOCALE_DIR / lang / "LC_MESSAGES" / "tutor.po")
+            _tables[lang] = _read_po(catalogue_file(lang))
         return _tables[lang]
+
+
+def catalogue_file(lang: str) -> Path:
+    """`tutor/locale/<lang>/LC_MESSAGES/tutor.po`: tutor's own messages in `lang`."""
+    return _LOCALE_DIR / lang / "LC_MESSAGES" / "tutor.po"
 
 
 def catalogue(lang: str) -> dict[str, str]:

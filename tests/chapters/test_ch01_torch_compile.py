@@ -30,51 +30,8 @@ def test_compile_block_solution_passes(solution_verdict):
     assert v.figures["Linear(8, 8) on one row: your compile_cost"]["break_even_calls"] == float("inf")
 
 
-def test_compile_block_timing_the_first_call_fails(mutant):
-    v = mutant(
-        "compile-block",
-        "    for _ in range(warmup):  # the first call compiles; later ones may still autotune or warm caches\n"
-        "        fn(*args)\n",
-        "",
-    )
-    assert_fails(v, "first (compiling) call was timed")
-
-
-def test_compile_block_total_instead_of_per_call_fails(mutant):
-    v = mutant("compile-block", "return (time.perf_counter() - start) / iters", "return time.perf_counter() - start")
-    assert_fails(v, "divide the total by iters")
-
-
 def test_compile_block_not_compiled_fails(mutant):
     assert_fails(mutant("compile-block", COMPILE, "return block"), "compiled nothing")
-
-
-def test_compile_block_debug_backend_fails(mutant):
-    v = mutant("compile-block", COMPILE, 'return torch.compile(block, fullgraph=True, backend="aot_eager")')
-    assert_fails(v, "not compiled by Inductor")
-
-
-def test_compile_block_without_fullgraph_fails(mutant):
-    assert_fails(mutant("compile-block", COMPILE, "return torch.compile(block)"), "graph break", "fullgraph=True")
-
-
-def test_compile_block_warmup_calls_in_the_denominator_fails(mutant):
-    v = mutant(
-        "compile-block",
-        "return (time.perf_counter() - start) / iters",
-        "return (time.perf_counter() - start) / (warmup + iters)",
-    )
-    assert_fails(v, "not by warmup + iters")
-
-
-def test_compile_block_no_synchronize_fails_on_cpu_too(mutant):
-    v = mutant("compile-block", "    if torch.cuda.is_available():\n        torch.cuda.synchronize()\n", "    pass\n")
-    assert_fails(v, "simulated", "clock stopped before the queued kernels ran")
-
-
-def test_compile_block_synchronize_only_at_the_end_fails(mutant):
-    v = mutant("compile-block", "    _sync()  # key: the warm-up's kernels finish before the clock starts\n", "")
-    assert_fails(v, "warm-up's queued kernels were still running", "Synchronize before starting")
 
 
 def test_compile_block_averaging_separately_timed_calls_passes(variant):
@@ -124,47 +81,9 @@ COMPILED_S = "compiled_s = time_per_call(compiled, x, warmup=warmup, iters=iters
 EAGER_S = "eager_s = time_per_call(model, x, warmup=warmup, iters=iters)"
 
 
-def test_compile_block_timing_only_the_lazy_torch_compile_fails(mutant):
-    v = mutant("compile-block", LAZY_TIMING)
-    assert_fails(v, "compile_s =", "returns before compiling anything", "first call")
-
-
-def test_compile_block_cost_without_reset_measures_no_compile(mutant):
-    assert_fails(mutant("compile-block", RESET, ""), "measured no compile", "already compiled")
-
-
-def test_compile_block_negative_break_even_fails(mutant):
-    v = mutant("compile-block", BREAK_EVEN, "break_even = compile_s / saved_s")
-    assert_fails(v, "break_even_calls =", "is not faster", "math.inf")
-
-
-def test_compile_block_break_even_divided_by_the_eager_time_fails(mutant):
-    v = mutant("compile-block", BREAK_EVEN, "break_even = compile_s / eager_s if saved_s > 0 else math.inf")
-    assert_fails(v, "break_even_calls =", "its own figures give", "eager_s - compiled_s")
-
-
-def test_compile_block_deciding_on_speed_alone_fails(mutant):
-    v = mutant("compile-block", DECIDE, 'return cost["compiled_s"] < cost["eager_s"]')
-    assert_fails(v, "should_compile said to compile", "finishes sooner in eager mode")
-
-
 def test_compile_block_weighing_the_compile_against_the_eager_job_fails(mutant):
     v = mutant("compile-block", DECIDE, 'return calls * cost["eager_s"] > cost["compile_s"]')
     assert_fails(v, "should_compile said to compile", "finishes sooner in eager mode")
-
-
-def test_compile_block_swapped_eager_and_compiled_times_fail(mutant):
-    v = mutant(
-        "compile-block",
-        (COMPILED_S, "compiled_s = time_per_call(model, x, warmup=warmup, iters=iters)"),
-        (EAGER_S, "eager_s = time_per_call(compiled, x, warmup=warmup, iters=iters)"),
-    )
-    assert_fails(v, "swapped")
-
-
-def test_compile_block_compiled_time_of_the_eager_model_fails(mutant):
-    v = mutant("compile-block", COMPILED_S, "compiled_s = time_per_call(model, x, warmup=warmup, iters=iters)")
-    assert_fails(v, "ran the eager model", "compiled_s time_per_call of the compiled")
 
 
 def test_compile_block_total_time_arithmetic_and_whole_calls_pass(variant):
@@ -189,20 +108,6 @@ def test_graph_breaks_stub_names_the_breaks(check_code, course):
     assert_fails(v, "graph break", ".item()", "Python `if`")
 
 
-def test_graph_breaks_leftover_item_fails(mutant):
-    v = mutant("compile-graph-breaks", "h = h / h.abs().amax()", "h = h / h.abs().amax().item()")
-    assert_fails(v, "1 graph break", ".item()")
-
-
-def test_graph_breaks_leftover_print_fails(mutant):
-    v = mutant(
-        "compile-graph-breaks",
-        "        return self.fc2(h)",
-        '        print("hidden mean", h.mean())\n        return self.fc2(h)',
-    )
-    assert_fails(v, "print()")
-
-
 def test_graph_breaks_elementwise_where_fails(mutant):
     # torch.where on the elementwise sign is a different model: relu where h > 0, tanh elsewhere
     v = mutant("compile-graph-breaks", "torch.where(h.mean() > 0,", "torch.where(h > 0,")
@@ -216,12 +121,6 @@ def test_graph_breaks_swapped_branches_fail(mutant):
         "torch.where(h.mean() > 0, torch.tanh(h), torch.relu(h))",
     )
     assert_fails(v, "relu branch")
-
-
-def test_graph_breaks_per_sample_branch_fails(mutant):
-    # Issue 20: inputs where every sample had the batch mean's sign let this pass.
-    v = mutant("compile-graph-breaks", "torch.where(h.mean() > 0,", "torch.where(h.mean(dim=-1, keepdim=True) > 0,")
-    assert_fails(v, "some samples' own means are on the other side")
 
 
 def test_graph_breaks_normalising_by_the_signed_max_fails(mutant):
@@ -245,15 +144,6 @@ def test_dynamic_shapes_solution_passes(solution_verdict):
     assert v.figures["graphs"] == 1
 
 
-def test_dynamic_shapes_automatic_dynamic_recompiles_twice(mutant):
-    v = mutant(
-        "compile-dynamic-shapes",
-        "torch.compile(model, backend=backend, dynamic=True)",
-        "torch.compile(model, backend=backend)",
-    )
-    assert_fails(v, "compiled 3 graphs", "size mismatch")
-
-
 _PYTHON_COUNTER = ('        self.register_buffer("calls", torch.zeros((), dtype=torch.long))', "        self.calls = 0")
 _PYTHON_TEMPERATURE = (
     "temperature = (1.0 - 0.1 * self.calls).clamp(min=0.5)",
@@ -261,29 +151,9 @@ _PYTHON_TEMPERATURE = (
 )
 
 
-def test_dynamic_shapes_python_int_counter_recompiles_every_call(mutant):
-    v = mutant("compile-dynamic-shapes", _PYTHON_COUNTER, _PYTHON_TEMPERATURE)
-    assert_fails(v, "compiled 8 graphs", "self.calls ==")
-
-
-def test_dynamic_shapes_recompile_limit_fallback_fails(mutant):
-    v = mutant(
-        "compile-dynamic-shapes",
-        _PYTHON_COUNTER,
-        _PYTHON_TEMPERATURE,
-        ("dynamic=True)", "dynamic=True, recompile_limit=1)"),
-    )
-    assert_fails(v, "fell back", "eager")
-
-
 def test_dynamic_shapes_dropping_the_schedule_fails(mutant):
     v = mutant("compile-dynamic-shapes", "temperature = (1.0 - 0.1 * self.calls).clamp(min=0.5)", "temperature = 0.9")
     assert_fails(v, "output of call 2")
-
-
-def test_dynamic_shapes_ignoring_the_backend_fails(mutant):
-    v = mutant("compile-dynamic-shapes", "backend=backend, dynamic=True", 'backend="eager", dynamic=True')
-    assert_fails(v, "backend", "no graph reached")
 
 
 def test_dynamic_shapes_one_graph_break_within_the_limit_passes(variant):
@@ -343,24 +213,9 @@ def test_regional_solution_passes(solution_verdict):
     assert 0 < v.figures["compile time, regional / whole model"]
 
 
-def test_regional_whole_model_fails(mutant):
-    v = mutant("compile-regional", REGIONAL_LOOP, "    return torch.compile(model, backend=backend)\n" + REGIONAL_LOOP)
-    assert_fails(v, "you compiled the whole model", "runs once per forward")
-
-
-def test_regional_discarded_result_fails(mutant):
-    v = mutant("compile-regional", "block.compile(backend=backend)  # key", "torch.compile(block, backend=backend)")
-    assert_fails(v, "nothing was compiled", "returns a new module")
-
-
 def test_regional_int_layer_index_compiles_a_graph_per_block(mutant):
     v = mutant("compile-regional", *INT_LAYER_IDX)
     assert_fails(v, "differ in a Python number that forward reads", "layer_idx ==")
-
-
-def test_regional_only_the_first_block_fails(mutant):
-    v = mutant("compile-regional", REGIONAL_LOOP, "    for block in model.blocks[:1]:\n")
-    assert_fails(v, "only 1 of the", "compile every block")
 
 
 def test_regional_a_backend_per_block_fails(mutant):

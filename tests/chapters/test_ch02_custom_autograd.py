@@ -33,20 +33,6 @@ def test_sigmoid_ignoring_the_incoming_gradient(mutant):
     assert_fails(mutant("sigmoid", "return grad_out * s * (1 - s)", "return s * (1 - s)"), "gradient of x")
 
 
-def test_sigmoid_saving_the_input_instead_of_the_output(mutant):
-    v = mutant(
-        "sigmoid",
-        ("ctx.save_for_backward(s)", "ctx.save_for_backward(x)"),
-        ("(s,) = ctx.saved_tensors", "(x,) = ctx.saved_tensors\n        s = torch.sigmoid(x)"),
-    )
-    assert_fails(v, "not its output", "without another exp")
-
-
-def test_sigmoid_saving_a_copy_of_the_output(mutant):
-    v = mutant("sigmoid", "ctx.save_for_backward(s)", "ctx.save_for_backward(s.detach().clone())")
-    assert_fails(v, "saved a copy of its output")
-
-
 def test_sigmoid_computing_in_float32_whatever_the_input(mutant):
     v = mutant("sigmoid", "s = torch.sigmoid(x)", "s = torch.sigmoid(x.float())")
     assert_fails(v, "float64")
@@ -61,16 +47,6 @@ def test_sigmoid_from_the_exp_formula_passes(variant):
 
 
 # -- leaky ReLU ------------------------------------------------------------------------------
-
-
-def test_leaky_relu_missing_none_for_the_slope(mutant):
-    assert_fails(mutant("leaky-relu", "return grad_x, None", "return grad_x"), "one value per input", "None")
-
-
-def test_leaky_relu_gradient_for_the_float(mutant):
-    assert_fails(
-        mutant("leaky-relu", "return grad_x, None", "return grad_x, torch.zeros(())"), "negative_slope", "None"
-    )
 
 
 def test_leaky_relu_slope_on_the_wrong_side(mutant):
@@ -89,15 +65,6 @@ def test_leaky_relu_modifying_x_in_place(mutant):
         "return x.mul_(torch.where(x > 0, 1.0, negative_slope))",
     )
     assert_fails(v, "in place")
-
-
-def test_leaky_relu_slope_one_at_zero(mutant):
-    v = mutant(
-        "leaky-relu",
-        "torch.where(x > 0, grad_out, grad_out * ctx.negative_slope)",
-        "torch.where(x >= 0, grad_out, grad_out * ctx.negative_slope)",
-    )
-    assert_fails(v, "gradient of x", "x == 0 exactly")
 
 
 def test_leaky_relu_default_slope_hard_coded_in_backward(mutant):
@@ -135,15 +102,6 @@ def test_logsumexp_naive_formula_overflows(mutant):
     assert_fails(v, "non-finite", "around +1000")
 
 
-def test_logsumexp_once_differentiable_breaks_double_backward(mutant):
-    v = mutant(
-        "stable-logsumexp",
-        "    @staticmethod\n    def backward",
-        "    @staticmethod\n    @torch.autograd.function.once_differentiable\n    def backward",
-    )
-    assert_fails(v, "not differentiable", "once_differentiable")
-
-
 def test_logsumexp_softmax_computed_in_forward(mutant):
     v = mutant(
         "stable-logsumexp",
@@ -152,20 +110,6 @@ def test_logsumexp_softmax_computed_in_forward(mutant):
         ("return grad_out.unsqueeze(-1) * (x - out.unsqueeze(-1)).exp()", "return grad_out.unsqueeze(-1) * ctx.p"),
     )
     assert_fails(v, "not differentiable")
-
-
-def test_logsumexp_calling_torch_logsumexp(mutant):
-    v = mutant(
-        "stable-logsumexp",
-        "out = (m + (x - m).exp().sum(dim=-1, keepdim=True).log()).squeeze(-1)",
-        "out = torch.logsumexp(x, dim=-1)",
-    )
-    assert_fails(v, "logsumexp", "max-subtraction")
-
-
-def test_logsumexp_one_max_for_the_whole_tensor(mutant):
-    v = mutant("stable-logsumexp", "m = x.amax(dim=-1, keepdim=True)", "m = x.amax()")
-    assert_fails(v, "non-finite", "-inf")
 
 
 def test_logsumexp_backward_ignores_the_incoming_gradient(mutant):
@@ -202,29 +146,6 @@ def test_logsumexp_softmax_recomputed_with_its_own_max_passes(variant):
 # -- fake quantizer with a clipped straight-through gradient ---------------------------------
 
 
-def test_ste_unclipped_gradient(mutant):
-    # The plain STE everywhere: right inside the range, wrong where the clamp acted.
-    v = mutant("straight-through", "return grad_out * inside, None, None, None", "return grad_out, None, None, None")
-    assert_fails(v, "gradient of x where the clamp cut the value off")
-
-
-def test_ste_true_derivative_of_round_is_zero(mutant):
-    v = mutant(
-        "straight-through",
-        "return grad_out * inside, None, None, None",
-        "return torch.zeros_like(grad_out), None, None, None",
-    )
-    assert_fails(v, "lies inside the range", "the incoming gradient, unchanged")
-
-
-def test_ste_clipped_on_the_unrounded_value(mutant):
-    # The range tested on x / scale: wrong for the half step past either end that rounds back in.
-    v = mutant(
-        "straight-through", "inside = (q >= qmin) & (q <= qmax)", "inside = (x / scale >= qmin) & (x / scale <= qmax)"
-    )
-    assert_fails(v, "is qmin or qmax")
-
-
 def test_ste_clipped_with_the_ends_excluded(mutant):
     v = mutant("straight-through", "inside = (q >= qmin) & (q <= qmax)", "inside = (q > qmin) & (q < qmax)")
     assert_fails(v, "is qmin or qmax")
@@ -242,11 +163,6 @@ def test_ste_gradient_divided_by_the_scale(mutant):
         ("return grad_out * inside, None, None, None", "return grad_out * inside / ctx.scale, None, None, None"),
     )
     assert_fails(v, "lies inside the range")
-
-
-def test_ste_missing_none_for_the_numbers(mutant):
-    v = mutant("straight-through", "return grad_out * inside, None, None, None", "return grad_out * inside")
-    assert_fails(v, "one value per input", "None")
 
 
 def test_ste_rounding_halves_up(mutant):
@@ -293,15 +209,6 @@ def test_ste_mask_recomputed_in_backward_passes(variant):
     )
 
 
-def test_sigmoid_saving_input_and_output(mutant):
-    v = mutant(
-        "sigmoid",
-        ("ctx.save_for_backward(s)", "ctx.save_for_backward(x, s)"),
-        ("(s,) = ctx.saved_tensors", "(_, s) = ctx.saved_tensors"),
-    )
-    assert_fails(v, "saved 2 tensors for backward")
-
-
 # -- log-cosh under vmap(grad(...)) ----------------------------------------------------------
 
 OLD_FORM = ("    def forward(x):", "    def forward(ctx, x):\n        ctx.save_for_backward(x)")
@@ -310,19 +217,6 @@ NO_SETUP = (
     "        ctx.save_for_backward(x)  # key\n",
     "",
 )
-
-
-def test_log_cosh_old_form_is_refused_by_torch_func(mutant):
-    # Works with loss.backward(); torch.func.grad refuses it. The reason says how to split it.
-    v = mutant("vmap-log-cosh", OLD_FORM, NO_SETUP)
-    assert_fails(v, "forward takes ctx", "setup_context(ctx, inputs, output)")
-
-
-def test_log_cosh_saving_in_forward_next_to_setup_context(mutant):
-    v = mutant(
-        "vmap-log-cosh", OLD_FORM, ("        (x,) = inputs\n        ctx.save_for_backward(x)  # key", "        pass")
-    )
-    assert_fails(v, "did not reach your forward", "forward takes only the inputs")
 
 
 def test_log_cosh_without_a_vmap_rule(mutant):
@@ -347,11 +241,6 @@ def test_log_cosh_naive_formula_overflows(mutant):
 
 def test_log_cosh_forward_modifies_x_in_place(mutant):
     assert_fails(mutant("vmap-log-cosh", "a = x.abs()", "a = x.abs_()"), "in place")
-
-
-def test_log_cosh_backward_writes_into_grad_out(mutant):
-    v = mutant("vmap-log-cosh", "return grad_out * torch.tanh(x)", "return grad_out.mul_(torch.tanh(x))")
-    assert_fails(v, "changed grad_out in place")
 
 
 def test_log_cosh_backward_writes_into_the_saved_input(mutant):

@@ -32,38 +32,6 @@ def test_checkpoint_solution_passes(solution_verdict):
     assert {"memory", "time", "reference_time_vs_plain", "time_overhead_pct"} <= set(v.figures)
 
 
-def test_checkpoint_reentrant_loses_parameter_gradients(mutant):
-    v = mutant("memory-checkpoint", "use_reentrant=False)", "use_reentrant=True)")
-    assert_fails(v, "does not require grad", "use_reentrant=False")
-
-
-def test_checkpoint_whole_stack_saves_too_little(mutant):
-    v = mutant(
-        "memory-checkpoint",
-        "    h = x\n    for block in stack:",
-        "    return checkpoint(stack, x, use_reentrant=False)\n    h = x\n    for block in stack:",
-    )
-    assert_fails(v, "peak memory", "(no lower)", "One checkpoint around the whole stack")
-
-
-def test_checkpoint_without_checkpointing_saves_nothing(mutant):
-    v = mutant("memory-checkpoint", "h = checkpoint(block, h, use_reentrant=False)", "h = block(h)")
-    assert_fails(v, "(no lower)", "recomputed nothing, so no block is checkpointed")
-
-
-def test_checkpoint_every_other_block_keeps_too_much(mutant):
-    # Issue 20: this cleared the old 40% threshold.
-    v = mutant(
-        "memory-checkpoint",
-        ("    for block in stack:", "    for i, block in enumerate(stack):"),
-        (
-            "h = checkpoint(block, h, use_reentrant=False)",
-            "h = checkpoint(block, h, use_reentrant=False) if i % 2 == 0 else block(h)",
-        ),
-    )
-    assert_fails(v, "at most 25% above", "every block must be checkpointed")
-
-
 def test_checkpoint_segments_of_two_blocks_keep_too_much(mutant):
     v = mutant(
         "memory-checkpoint",
@@ -103,6 +71,27 @@ def test_checkpoint_under_no_grad_fails(mutant):
     assert_fails(v, "does not require grad")
 
 
+def test_checkpoint_layer_norm_outside_the_checkpoints_keeps_too_much(mutant):
+    # Each block's normalised input and LayerNorm's statistics live until backward: hidden by the
+    # gradients in the plain peak, plain once every .grad is allocated (+32%).
+    v = mutant(
+        "memory-checkpoint",
+        "h = checkpoint(block, h, use_reentrant=False)",
+        "h = h + checkpoint(lambda t, b=block: b.fc2(nn.functional.gelu(b.fc1(t))), block.norm(h), use_reentrant=False)",
+    )
+    assert_fails(v, "with every .grad already allocated", "at most 15% above", "LayerNorm")
+
+
+def test_checkpoint_forcing_train_mode_fails(mutant):
+    v = mutant("memory-checkpoint", "    h = x\n", "    stack.train()\n    h = x\n")
+    assert_fails(v, "switched to train mode")
+
+
+def test_checkpoint_turning_grad_mode_on_fails(mutant):
+    v = mutant("memory-checkpoint", "    h = x\n", "    torch.set_grad_enabled(True)\n    h = x\n")
+    assert_fails(v, "torch.is_grad_enabled() from False to True")
+
+
 # -- memory-selective-checkpoint ----------------------------------------------------------------
 
 SAC_SAVE = "return CheckpointPolicy.MUST_SAVE  # key"
@@ -120,43 +109,14 @@ def test_selective_solution_passes(solution_verdict):
     assert {"memory", "time"} <= set(v.figures)
 
 
-def test_selective_inverted_policy_reruns_the_matmuls(mutant):
-    v = mutant(
-        "memory-selective-checkpoint",
-        (SAC_SAVE, "return CheckpointPolicy.PREFER_RECOMPUTE  # inverted"),
-        (SAC_RECOMPUTE, "return CheckpointPolicy.MUST_SAVE"),
-    )
-    assert_fails(v, "backward reran 4 matmul(s) (aten.addmm x4)", "the wrong way round")
-
-
 def test_selective_reentrant_rejects_context_fn(mutant):
     v = mutant("memory-selective-checkpoint", "use_reentrant=False, context_fn", "use_reentrant=True, context_fn")
     assert_fails(v, "only supported when use_reentrant=False", "non-reentrant", "use_reentrant=False together")
 
 
-def test_selective_op_names_as_strings_never_match(mutant):
-    v = mutant("memory-selective-checkpoint", "if op in MATMULS:", 'if str(op) in ("aten.mm", "aten.addmm", "matmul"):')
-    assert_fails(v, "reran 4 matmul(s)", "never recognises a matmul", "not Python functions or op names")
-
-
 def test_selective_python_functions_never_match(mutant):
     v = mutant("memory-selective-checkpoint", "if op in MATMULS:", "if op in (torch.matmul, nn.functional.linear):")
     assert_fails(v, "never recognises a matmul")
-
-
-def test_selective_checkpointing_nothing_fails(mutant):
-    v = mutant("memory-selective-checkpoint", SAC_CALL, "h = block(h)")
-    assert_fails(v, "reran none of the blocks' cheap ops", "no block is checkpointed")
-
-
-def test_selective_plain_full_checkpoint_fails(mutant):
-    v = mutant("memory-selective-checkpoint", SAC_CALL, "h = checkpoint(block, h, use_reentrant=False)")
-    assert_fails(v, "reran 4 matmul(s)", "not checkpointed with that policy", "context_fn=functools.partial")
-
-
-def test_selective_saving_only_mm_misses_linear_addmm(mutant):
-    v = mutant("memory-selective-checkpoint", "if op in MATMULS:", "if op == aten.mm.default:")
-    assert_fails(v, "aten.addmm x4", "which is what nn.Linear with a bias runs")
 
 
 def test_selective_saving_everything_recomputes_nothing(mutant):
@@ -180,6 +140,17 @@ def test_selective_context_pair_instead_of_factory_fails(mutant):
         "create_selective_checkpoint_contexts(policy)",
     )
     assert_fails(v, "is that pair itself", "functools.partial")
+
+
+def test_selective_saving_only_addmm_fails_on_mm(mutant):
+    # The Block only runs addmm: the policy itself shows that a bias-free Linear would be rerun.
+    v = mutant("memory-selective-checkpoint", "if op in MATMULS:", "if op == aten.addmm.default:")
+    assert_fails(v, "for torch.ops.aten.mm.default", "what nn.Linear without a bias runs")
+
+
+def test_selective_saving_the_residual_add_fails(mutant):
+    v = mutant("memory-selective-checkpoint", "if op in MATMULS:", "if op in MATMULS or op == aten.add.Tensor:")
+    assert_fails(v, "for torch.ops.aten.add.Tensor, a cheap op", "PREFER_RECOMPUTE")
 
 
 def test_selective_op_list_passes(variant):
@@ -209,17 +180,6 @@ def test_accumulation_solution_passes(solution_verdict):
     assert_passes(solution_verdict("memory-grad-accum"))
 
 
-def test_accumulation_forgetting_to_scale_the_loss_fails(mutant):
-    assert_fails(
-        mutant("memory-grad-accum", " * (xb.shape[0] / n)", ""), "about 4 times", "counted as if it were the whole"
-    )
-
-
-def test_accumulation_dividing_by_count_fails_on_uneven_batches(mutant):
-    v = mutant("memory-grad-accum", " * (xb.shape[0] / n)", " / micro_batches")
-    assert_fails(v, "weighted 1/4", "right only when the pieces are equal")
-
-
 def test_accumulation_dropping_the_remainder_fails(mutant):
     v = mutant(
         "memory-grad-accum",
@@ -234,11 +194,6 @@ def test_accumulation_dropping_the_remainder_fails(mutant):
     assert_fails(v, "every row must be used exactly once")
 
 
-def test_accumulation_forgetting_zero_grad_fails(mutant):
-    v = mutant("memory-grad-accum", "    optimizer.zero_grad(set_to_none=True)\n", "")
-    assert_fails(v, "plus what .grad held before the call", "leaked into this one")
-
-
 def test_accumulation_stepping_every_micro_batch_fails(mutant):
     v = mutant(
         "memory-grad-accum",
@@ -246,16 +201,6 @@ def test_accumulation_stepping_every_micro_batch_fails(mutant):
         "        total += loss.item()\n        optimizer.step()\n",
     )
     assert_fails(v, "optimizer.step() should be called once", "5 time(s)")
-
-
-def test_accumulation_torch_chunk_makes_too_few_micro_batches(mutant):
-    # Issue 20: with sizes that always split evenly, torch.chunk passed.
-    v = mutant(
-        "memory-grad-accum",
-        "zip(inputs.tensor_split(micro_batches), targets.tensor_split(micro_batches))",
-        "zip(inputs.chunk(micro_batches), targets.chunk(micro_batches))",
-    )
-    assert_fails(v, "should run 4 times", "[3, 3, 3]")
 
 
 def test_accumulation_returning_the_loss_tensor_fails(mutant):
@@ -280,6 +225,31 @@ def test_accumulation_unweighted_mean_of_micro_losses_fails(mutant):
     assert_fails(v, "returned loss (the full-batch mean)")
 
 
+def test_accumulation_zeroing_grads_in_place_fails_on_a_fresh_model(mutant):
+    v = mutant(
+        "memory-grad-accum",
+        "    optimizer.zero_grad(set_to_none=True)\n",
+        "    for p in model.parameters():\n        p.grad.zero_()\n",
+    )
+    assert_fails(v, "on a fresh model whose .grad are still None", "zero_grad(set_to_none=True)")
+
+
+def test_accumulation_keeping_every_graph_alive_fails_on_memory(mutant):
+    v = mutant(
+        "memory-grad-accum",
+        ("        loss.backward()", "        loss.backward(retain_graph=True)"),
+        ("    total = 0.0\n", "    total = torch.zeros(())\n"),
+        ("        total += loss.item()", "        total = total + loss"),
+        ("    return total\n", "    return total.item()\n"),
+    )
+    assert_fails(v, "peak memory of your 4-micro-batch step", "at most 50% above", "retain_graph=True")
+
+
+def test_accumulation_forcing_train_mode_fails(mutant):
+    v = mutant("memory-grad-accum", "    n = inputs.shape[0]\n", "    model.train()\n    n = inputs.shape[0]\n")
+    assert_fails(v, "switched to train mode")
+
+
 def test_accumulation_summed_losses_divided_by_n_passes(variant):
     variant(
         "memory-grad-accum",
@@ -299,11 +269,6 @@ def test_mixed_precision_solution_passes(solution_verdict):
 AUTOCAST = "    with torch.autocast(device_type=x.device.type, dtype=autocast_dtype(x.device)):"
 
 
-def test_mixed_precision_without_autocast_fails(mutant):
-    v = mutant("memory-mixed-precision", AUTOCAST, "    if True:")
-    assert_fails(v, "produced float32 output", "bfloat16")
-
-
 def test_mixed_precision_deprecated_cuda_autocast_does_nothing_on_cpu(mutant):
     v = mutant(
         "memory-mixed-precision",
@@ -311,11 +276,6 @@ def test_mixed_precision_deprecated_cuda_autocast_does_nothing_on_cpu(mutant):
         "torch.cuda.amp.autocast(dtype=autocast_dtype(x.device))",
     )
     assert_fails(v, "produced float32 output", "deprecated")
-
-
-def test_mixed_precision_scaler_enabled_for_bf16_fails(mutant):
-    v = mutant("memory-mixed-precision", "enabled=autocast_dtype(device) == torch.float16", "enabled=True")
-    assert_fails(v, "enabled GradScaler for bfloat16")
 
 
 def test_mixed_precision_casting_the_model_fails(mutant):
@@ -347,17 +307,6 @@ def test_mixed_precision_scaler_never_enabled_fails(mutant):
     assert_fails(v, "make_scaler('cuda') returned a disabled GradScaler")
 
 
-def test_mixed_precision_bypassing_the_scaler_fails_on_cpu_too(mutant):
-    # Issue 20: GradScaler use was only checked on CUDA; an enabled GradScaler("cpu") shows it.
-    v = mutant(
-        "memory-mixed-precision",
-        ("scaler.scale(loss).backward()", "loss.backward()"),
-        ("scaler.step(optimizer)", "optimizer.step()"),
-        ("    scaler.update()", "    pass  # scaler.update()"),
-    )
-    assert_fails(v, "changed the parameters", "scaler.step(optimizer)")
-
-
 def test_mixed_precision_forgetting_update_fails(mutant):
     v = mutant("memory-mixed-precision", "    scaler.update()", "    pass  # scaler.update()")
     assert_fails(v, "scale did not shrink", "scaler.update()")
@@ -366,6 +315,35 @@ def test_mixed_precision_forgetting_update_fails(mutant):
 def test_mixed_precision_backward_inside_autocast_fails(mutant):
     v = mutant("memory-mixed-precision", "    scaler.scale(loss).backward()", "        scaler.scale(loss).backward()")
     assert_fails(v, "backward ran inside the autocast block")
+
+
+def test_mixed_precision_loss_outside_autocast_fails(mutant):
+    # Cross-entropy of the bf16 logits outside autocast: a bf16 loss, where autocast gives float32.
+    v = mutant(
+        "memory-mixed-precision",
+        "        loss = F.cross_entropy(logits, y)  # autocast runs the loss in float32",
+        "    loss = F.cross_entropy(logits, y)",
+    )
+    assert_fails(v, "computed in float32 as autocast does", "inside the autocast block")
+
+
+def test_mixed_precision_returning_the_scaled_loss_fails(mutant):
+    v = mutant(
+        "memory-mixed-precision",
+        ("    scaler.scale(loss).backward()", "    scaled = scaler.scale(loss)\n    scaled.backward()"),
+        ("    return loss.item()", "    return scaled.item()"),
+    )
+    assert_fails(v, "with an enabled GradScaler (scale 65536)", "not the scaled loss")
+
+
+def test_mixed_precision_cpu_autocast_hard_coded_fails(mutant):
+    # Right on this CPU; fake CUDA tensors show that a GPU batch would not be autocast.
+    v = mutant(
+        "memory-mixed-precision",
+        "torch.autocast(device_type=x.device.type, dtype=autocast_dtype(x.device))",
+        'torch.autocast(device_type="cpu", dtype=torch.bfloat16)',
+    )
+    assert_fails(v, "fake CUDA tensors stand in for a GPU", "device_type='cpu'")
 
 
 def test_mixed_precision_amp_autocast_and_device_check_pass(variant):
@@ -382,6 +360,14 @@ def test_mixed_precision_amp_autocast_and_device_check_pass(variant):
     )
 
 
+def test_mixed_precision_gradients_left_to_accumulate_fail_on_the_losses(mutant):
+    """Without zero_grad every fact still holds (the loss goes down, a step with NaN gradients is
+    skipped, the checker passed it before the losses were observed): the losses themselves,
+    compared step by step with the reference run's, show the gradients piling up."""
+    v = mutant("memory-mixed-precision", "    optimizer.zero_grad(set_to_none=True)\n", "")
+    assert_fails(v, "the losses train_step returned at steps 1 to 30[", "expected")
+
+
 # -- memory-adam8bit ----------------------------------------------------------------------------
 
 ADAM8BIT = "bnb.optim.Adam8bit(model.parameters(), lr=lr)"
@@ -390,11 +376,6 @@ ADAM8BIT = "bnb.optim.Adam8bit(model.parameters(), lr=lr)"
 def test_adam8bit_solution_passes(solution_verdict):
     v = assert_passes(solution_verdict("memory-adam8bit"))
     assert v.figures["state_vs_adam_pct"]["yours"] <= 30
-
-
-def test_adam8bit_plain_adam_is_too_big(mutant):
-    v = mutant("memory-adam8bit", ADAM8BIT, "torch.optim.Adam(model.parameters(), lr=lr)")
-    assert_fails(v, "at most 30%", "Adam8bit")
 
 
 def test_adam8bit_32bit_state_is_too_big(mutant):
@@ -411,19 +392,6 @@ def test_adam8bit_counting_only_the_quantized_state_fails(mutant):
     assert_fails(v, "state_bytes(your optimizer)")
 
 
-def test_adam8bit_ignoring_the_learning_rate_fails(mutant):
-    assert_fails(
-        mutant("memory-adam8bit", ADAM8BIT, "bnb.optim.Adam8bit(model.parameters())"),
-        "learning rate",
-        "pass the lr it is given",
-    )
-
-
-def test_adam8bit_adamw8bit_decays_weights(mutant):
-    v = mutant("memory-adam8bit", ADAM8BIT, "bnb.optim.AdamW8bit(model.parameters(), lr=lr)")
-    assert_fails(v, "weight_decay=0.01", "AdamW")
-
-
 def test_adam8bit_only_some_parameters(mutant):
     v = mutant("memory-adam8bit", ADAM8BIT, "bnb.optim.Adam8bit([p for p in model.parameters() if p.dim() > 1], lr=lr)")
     assert_fails(v, "leaves out 3 of the model's 6 parameters", "model.parameters()")
@@ -432,6 +400,25 @@ def test_adam8bit_only_some_parameters(mutant):
 def test_adam8bit_counting_elements_not_bytes_fails(mutant):
     v = mutant("memory-adam8bit", "v.numel() * v.element_size()", "v.numel()")
     assert_fails(v, "state_bytes(")
+
+
+def test_adam8bit_reading_state_of_every_parameter_fails(mutant):
+    # optimizer.state is a defaultdict: optimizer.state[p] adds an entry for a parameter without state.
+    v = mutant(
+        "memory-adam8bit",
+        "for state in optimizer.state.values()",
+        "for state in [optimizer.state[p] for g in optimizer.param_groups for p in g['params']]",
+    )
+    assert_fails(v, "state_bytes changed the optimizer it measured", "optimizer.state.values()")
+
+
+def test_adam8bit_treating_every_non_number_as_a_tensor_fails(mutant):
+    v = mutant(
+        "memory-adam8bit",
+        "for v in state.values() if isinstance(v, torch.Tensor))",
+        "for v in state.values() if not isinstance(v, (int, float)))",
+    )
+    assert_fails(v, "state_bytes raised AttributeError for torch.optim.LBFGS", "skip everything else")
 
 
 def test_adam8bit_optim_bits_8_and_nbytes_pass(variant):

@@ -24,25 +24,6 @@ def test_vmap_linear_moving_the_dim_afterwards_passes(variant):
     variant("func-vmap-linear", ", out_dims=1)(x, weight, bias)", ")(x, weight, bias).movedim(0, 1)")
 
 
-def test_vmap_linear_reshape_instead_of_moving_the_dim(mutant):
-    v = mutant(
-        "func-vmap-linear",
-        ", out_dims=1)(x, weight, bias)",
-        ")(x, weight, bias).reshape(x.shape[0], weight.shape[0], -1)",
-    )
-    assert_fails(v, "scrambled", "out_dims=1")
-
-
-def test_vmap_linear_default_out_dims_puts_layers_first(mutant):
-    v = mutant("func-vmap-linear", ", out_dims=1)(x, weight, bias)", ")(x, weight, bias)")
-    assert_fails(v, "shape", "out_dims=1")
-
-
-def test_vmap_linear_mapping_the_shared_input_errors(mutant):
-    v = mutant("func-vmap-linear", "in_dims=(None, 0, 0)", "in_dims=(0, 0, 0)")
-    assert_fails(v, "same size in the mapped dimension", "in_dims=None for x")
-
-
 def test_vmap_linear_dropping_the_bias_fails(mutant):
     v = mutant(
         "func-vmap-linear",
@@ -103,20 +84,6 @@ def test_per_sample_one_dict_for_params_and_buffers_passes(variant):
     )
 
 
-def test_per_sample_model_called_directly_gives_zero_gradients(mutant):
-    v = mutant(
-        "func-per-sample-grads",
-        "functional_call(model, (params, buffers), (xi.unsqueeze(0),))",
-        "model(xi.unsqueeze(0))",
-    )
-    assert_fails(v, "exactly zero", "functional_call")
-
-
-def test_per_sample_gradient_with_respect_to_the_input(mutant):
-    v = mutant("func-per-sample-grads", "vmap(grad(sample_loss), in_dims", "vmap(grad(sample_loss, argnums=2), in_dims")
-    assert_fails(v, "returned a Tensor", "argnums")
-
-
 def test_per_sample_nll_loss_on_raw_logits(mutant):
     v = mutant(
         "func-per-sample-grads",
@@ -124,11 +91,6 @@ def test_per_sample_nll_loss_on_raw_logits(mutant):
         "return F.nll_loss(logits, yi.unsqueeze(0))",
     )
     assert_fails(v, "per-sample gradients", "max abs error")
-
-
-def test_per_sample_without_batch_of_one_hits_the_flatten_shape_error(mutant):
-    v = mutant("func-per-sample-grads", ("(xi.unsqueeze(0),)", "(xi,)"), ("yi.unsqueeze(0))", "yi)"))
-    assert_fails(v, "shapes cannot be multiplied", "xi.unsqueeze(0)")
 
 
 def test_per_sample_batch_gradient_has_the_wrong_shape(mutant):
@@ -177,21 +139,6 @@ def test_ensemble_stacked_by_hand_passes(variant):
         "    buffers = {k: torch.stack([dict(m.named_buffers())[k] for m in models])\n"
         "               for k, _ in models[0].named_buffers()}\n",
     )
-
-
-def test_ensemble_moving_the_callers_model_to_meta(mutant):
-    v = mutant("func-ensemble", 'copy.deepcopy(models[0]).to("meta")', 'models[0].to("meta")')
-    assert_fails(v, "moved the caller's models[0]", "copy.deepcopy")
-
-
-def test_ensemble_real_base_model_fails(mutant):
-    v = mutant("func-ensemble", 'copy.deepcopy(models[0]).to("meta")', "copy.deepcopy(models[0])")
-    assert_fails(v, "holds real tensors", "meta device")
-
-
-def test_ensemble_forgetting_buffers_fails_loudly_with_a_meta_base(mutant):
-    v = mutant("func-ensemble", "functional_call(base, (p, b), (x,))", "functional_call(base, p, (x,))")
-    assert_fails(v, "meta", "(params, buffers)")
 
 
 def test_ensemble_mapping_the_shared_batch_errors(mutant):
@@ -270,11 +217,6 @@ def test_maml_grad_and_value_and_a_task_loop_passes(variant):
     )
 
 
-def test_maml_hard_coded_learning_rate_fails(mutant):
-    v = mutant("func-maml", "params[k] - lr * g[k]", "params[k] - 0.01 * g[k]")
-    assert_fails(v, "adapted `", "step(s) at lr=")
-
-
 def test_maml_query_loss_of_the_unadapted_model_fails(mutant):
     v = mutant("func-maml", "functional_call(model, adapted, (qx,))", "functional_call(model, params, (qx,))")
     assert_fails(v, "maml_loss (mean query loss over 6 tasks")
@@ -287,11 +229,6 @@ def test_maml_sum_over_tasks_fails(mutant):
     assert_fails(v, "maml_loss (mean query loss")
 
 
-def test_maml_first_order_fails_on_the_meta_gradient(mutant):
-    v = mutant("func-maml", "params[k] - lr * g[k]", "params[k] - lr * g[k].detach()")
-    assert_fails(v, "second-order MAML")
-
-
 def test_maml_one_step_too_few_fails(mutant):
     v = mutant("func-maml", "for _ in range(steps):", "for _ in range(steps - 1):")
     assert_fails(v, "adapted `", "step(s) at lr=")
@@ -299,15 +236,6 @@ def test_maml_one_step_too_few_fails(mutant):
 
 def test_maml_gradient_ascent_fails(mutant):
     assert_fails(mutant("func-maml", "params[k] - lr * g[k]", "params[k] + lr * g[k]"), "adapted `", "max abs error")
-
-
-def test_maml_detached_initial_parameters_fail(mutant):
-    v = mutant(
-        "func-maml",
-        "    params = dict(model.named_parameters())\n\n",
-        "    params = {k: v.detach() for k, v in model.named_parameters()}\n\n",
-    )
-    assert_fails(v, "does not require grad")
 
 
 def test_maml_autograd_grad_fails_at_test_time(mutant):
@@ -357,23 +285,6 @@ def test_hvp_reverse_over_reverse_and_a_loop_pass(variant):
     )
 
 
-def test_hvp_forming_the_hessian_fails(mutant):
-    v = mutant(
-        "func-hvp",
-        ("from torch.func import grad, jvp, vmap", "from torch.func import grad, hessian, jvp, vmap"),
-        ("    if v.dim() == 1:", "    return v @ hessian(f)(x)\n    if v.dim() == 1:"),
-    )
-    # Caught on the first small problem, before the memory measurement at size.
-    assert_fails(v, "made a tensor of shape (7, 7)", "builds the n x n matrix")
-
-
-def test_hvp_finite_difference_fails_in_float64(mutant):
-    v = mutant(
-        "func-hvp", HVP_ONE, "        eps = 1e-4\n        return (grad(f)(x + eps * direction) - grad(f)(x)) / eps"
-    )
-    assert_fails(v, "against the float64 Hessian", "float64")
-
-
 def test_hvp_gradient_times_v_fails(mutant):
     v = mutant("func-hvp", HVP_ONE, "        return grad(f)(x) * direction")
     assert_fails(v, "against the float64 Hessian")
@@ -382,11 +293,6 @@ def test_hvp_gradient_times_v_fails(mutant):
 def test_hvp_jvp_of_f_itself_is_a_scalar(mutant):
     v = mutant("func-hvp", HVP_ONE, "        return jvp(f, (x,), (direction,))[1]")
     assert_fails(v, "has shape ()", "derivative of f's GRADIENT")
-
-
-def test_hvp_several_directions_as_one_tangent_fails(mutant):
-    v = mutant("func-hvp", "    if v.dim() == 1:", "    if True:")
-    assert_fails(v, "raised", "one per row")
 
 
 def test_hvp_autograd_on_the_callers_x_fails(mutant):

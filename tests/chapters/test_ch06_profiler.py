@@ -34,15 +34,6 @@ def test_bottleneck_events_aggregated_by_hand_passes(variant):
     )
 
 
-def test_bottleneck_ranked_by_total_time_fails(mutant):
-    v = mutant(
-        "profile-bottleneck",
-        "top = max(events, key=lambda e: e.self_cpu_time_total)",
-        "top = max(events, key=lambda e: e.cpu_time_total)",
-    )
-    assert_fails(v, "*total* CPU time", "self_cpu_time_total")
-
-
 def test_bottleneck_share_as_percentage_fails(mutant):
     v = mutant(
         "profile-bottleneck",
@@ -50,15 +41,6 @@ def test_bottleneck_share_as_percentage_fails(mutant):
         "return top.key, 100 * top.self_cpu_time_total / total",
     )
     assert_fails(v, "percentage")
-
-
-def test_bottleneck_share_of_summed_total_times_fails(mutant):
-    v = mutant(
-        "profile-bottleneck",
-        "total = sum(e.self_cpu_time_total for e in events)",
-        "total = sum(e.cpu_time_total for e in events)",
-    )
-    assert_fails(v, "share", "sum of *total* times")
 
 
 def test_bottleneck_share_of_wall_clock_time_fails(mutant):
@@ -91,11 +73,6 @@ def test_bottleneck_warm_up_inside_the_profile_fails(mutant):
     assert_fails(v, "warm-up passes belong before")
 
 
-def test_bottleneck_with_autograd_on_fails(mutant):
-    v = mutant("profile-bottleneck", "    with torch.no_grad():\n", "    if True:\n")
-    assert_fails(v, "autograd on", "torch.no_grad()")
-
-
 def test_bottleneck_switching_the_model_to_eval_fails(mutant):
     v = mutant("profile-bottleneck", "    with torch.no_grad():\n", "    model.eval()\n    with torch.no_grad():\n")
     assert_fails(v, "find_bottleneck(...)", "switched to eval mode")
@@ -106,6 +83,18 @@ def test_bottleneck_pinning_one_thread_fails(mutant):
         "profile-bottleneck", "    with torch.no_grad():\n", "    torch.set_num_threads(1)\n    with torch.no_grad():\n"
     )
     assert_fails(v, "find_bottleneck(...)", "get_num_threads()")
+
+
+def test_bottleneck_more_than_the_forward_pass_in_the_profile_fails(mutant):
+    """A reduction of the output inside the profile: `iters` passes under no_grad, the top op and its
+    share all as the facts want (the checker passed it before), but the profile's ops and their
+    call counts are not the reference run's."""
+    v = mutant(
+        "profile-bottleneck",
+        "            for _ in range(iters):\n                model(x)",
+        "            for _ in range(iters):\n                model(x).sum()",
+    )
+    assert_fails(v, "the ops in your profile and how often each ran")
 
 
 # -- labelled trace ---------------------------------------------------------------------------
@@ -124,28 +113,6 @@ def test_trace_autograd_record_function_and_zeroed_grads_pass(variant):
         ('        with record_function("backward"):', '        with autograd_profiler.record_function("backward"):'),
         ("            optimizer.zero_grad()\n", "            optimizer.zero_grad(set_to_none=False)\n"),
     )
-
-
-def test_trace_returning_the_loss_tensor_fails(mutant):
-    assert_fails(mutant("profile-trace", "    return loss.item()", "    return loss"), "as a float", "loss.item()")
-
-
-def test_trace_backward_not_labelled_fails(mutant):
-    v = mutant(
-        "profile-trace",
-        '        with record_function("backward"):  # key\n            loss.backward()',
-        "        loss.backward()",
-    )
-    assert_fails(v, "no 'backward' range")
-
-
-def test_trace_exported_inside_profile_block_fails(mutant):
-    v = mutant(
-        "profile-trace",
-        "            optimizer.zero_grad()\n    prof.export_chrome_trace(trace_path)",
-        "            optimizer.zero_grad()\n        prof.export_chrome_trace(trace_path)",
-    )
-    assert_fails(v, "still running", "after that block")
 
 
 def test_trace_mistake_in_chinese_names_it_and_offers_its_hint(check_code, solution_text):
@@ -211,15 +178,6 @@ def test_schedule_tensorboard_handler_passes(variant):
     )
 
 
-def test_schedule_step_before_the_work_records_the_wrong_calls(mutant):
-    v = mutant(
-        "profile-schedule",
-        "            step_fn()\n            prof.step()",
-        "            prof.step()\n            step_fn()",
-    )
-    assert_fails(v, "record calls", "off by one call", "after step_fn()")
-
-
 def test_schedule_hard_coded_numbers_fail(mutant):
     v = mutant(
         "profile-schedule",
@@ -236,15 +194,6 @@ def test_schedule_one_export_at_the_end_fails(mutant):
         ("            prof.step()  # key\n", "            prof.step()\n    handler(prof)\n"),
     )
     assert_fails(v, "on_trace_ready should have fired")
-
-
-def test_schedule_without_prof_step_fails(mutant):
-    v = mutant("profile-schedule", "            prof.step()  # key\n", "")
-    assert_fails(v, "prof.step()", "trace_dir has 0")
-
-
-def test_schedule_same_file_name_fails(mutant):
-    assert_fails(mutant("profile-schedule", 'f"trace_step{prof.step_num}.json"', '"trace.json"'), "overwrites")
 
 
 def test_schedule_ignoring_repeat_fails(mutant):
@@ -266,6 +215,22 @@ def test_schedule_warmup_bumped_to_one_fails(mutant):
     assert_fails(v, "warmup=0 is a valid schedule")
 
 
+def test_schedule_traces_read_back_empty_fail_on_the_reference_runs_steps(mutant):
+    """A learner file that makes every trace read back empty (json.loads patched at import) fools
+    the checker's own traces in its process too, so every fact holds (the checker passed it before);
+    the steps each trace holds, taken from the reference run, do not."""
+    v = mutant(
+        "profile-schedule",
+        "from pathlib import Path\n",
+        "import json\nfrom pathlib import Path\n\n_loads = json.loads\n\n\n"
+        "def _quiet_loads(*args, **kwargs):\n"
+        "    out = _loads(*args, **kwargs)\n"
+        '    return {"traceEvents": []} if isinstance(out, dict) and "traceEvents" in out else out\n\n\n'
+        "json.loads = _quiet_loads\n",
+    )
+    assert_fails(v, "the profiler steps in each trace[0] has 0 items")
+
+
 # -- memory per layer -------------------------------------------------------------------------
 
 
@@ -284,11 +249,6 @@ def test_memory_legacy_autograd_profiler_passes(variant):
             "    with torch.autograd.profiler.profile(profile_memory=True) as prof:",
         ),
     )
-
-
-def test_memory_output_handed_on_inside_the_label_fails(mutant):
-    v = mutant("profile-memory", "                out = layer(h)\n            h = out", "                h = layer(h)")
-    assert_fails(v, "inside the label", "freed inside this layer's label")
 
 
 def test_memory_two_forward_passes_fail(mutant):
@@ -315,20 +275,6 @@ def test_memory_under_no_grad_fails(mutant):
     assert_fails(v, "torch.no_grad()", "autograd on")
 
 
-def test_memory_self_column_fails(mutant):
-    v = mutant("profile-memory", "by_key[name].cpu_memory_usage", "by_key[name].self_cpu_memory_usage")
-    assert_fails(v, "self_cpu_memory_usage", "Read cpu_memory_usage")
-
-
-def test_memory_without_profile_memory_fails(mutant):
-    v = mutant(
-        "profile-memory",
-        "profile(activities=[ProfilerActivity.CPU], profile_memory=True)",
-        "profile(activities=[ProfilerActivity.CPU])",
-    )
-    assert_fails(v, "profile_memory=True")
-
-
 def test_memory_hungriest_picks_smallest_fails(mutant):
     v = mutant("profile-memory", "return max(usage, key=usage.get)", "return min(usage, key=usage.get)")
     assert_fails(v, "hungriest_layer returned")
@@ -350,6 +296,18 @@ def test_memory_switching_the_model_to_train_mode_fails(mutant):
         "    model.train()\n    names = [name for name, _ in model.named_children()]\n",
     )
     assert_fails(v, "switched to train mode")
+
+
+def test_memory_a_layer_that_saves_nothing_run_without_autograd_fails(mutant):
+    """Autograd off for `shift`, which saves nothing for backward: its bytes and every other layer's
+    come out as measured with autograd on (the checker passed it before), but the layer calls the
+    profiler recorded are not one forward pass with autograd on, as in the reference run."""
+    v = mutant(
+        "profile-memory",
+        "            with record_function(name):  # key\n",
+        '            with record_function(name), torch.set_grad_enabled(name != "shift"):\n',
+    )
+    assert_fails(v, "the layer calls your profiler recorded (True where autograd was on)[", "is False")
 
 
 # -- find, fix, measure again -----------------------------------------------------------------
@@ -376,24 +334,9 @@ def test_fix_eigh_in_init_non_persistent_buffer_passes(variant):
     )
 
 
-def test_fix_hot_op_by_total_time_names_the_wrapper(mutant):
-    v = mutant("profile-fix", 'HOT_OP = "aten::_linalg_eigh"', 'HOT_OP = "aten::linalg_eigh"')
-    assert_fails(v, "ranks first by total time", "self CPU time")
-
-
 def test_fix_hot_op_guessed_from_the_code(mutant):
     v = mutant("profile-fix", 'HOT_OP = "aten::_linalg_eigh"', 'HOT_OP = "aten::mm"')
     assert_fails(v, "HOT_OP is 'aten::mm'", "not the largest share")
-
-
-def test_fix_cached_as_a_plain_attribute_stays_float32(mutant):
-    v = mutant("profile-fix", FIX_BUFFER, "        self.w = self.whitener()")
-    assert_fails(v, "after model.double()", "register it as a buffer")
-
-
-def test_fix_cached_as_a_parameter_gets_trained(mutant):
-    v = mutant("profile-fix", FIX_BUFFER, "        self.w = nn.Parameter(self.whitener())")
-    assert_fails(v, "parameter(s) ['w']", "register_buffer")
 
 
 def test_fix_cholesky_whitening_rotates_the_inputs(mutant):
@@ -403,13 +346,6 @@ def test_fix_cholesky_whitening_rotates_the_inputs(mutant):
         '        self.register_buffer("w", torch.linalg.inv(torch.linalg.cholesky(self.cov)).T)',
     )
     assert_fails(v, "FastWhitened's output vs Whitened's")
-
-
-def test_fix_still_decomposing_every_step(mutant):
-    v = mutant(
-        "profile-fix", "        return self.net(x @ self.w)  # key", "        return self.net(x @ self.whitener())"
-    )
-    assert_fails(v, "still runs aten::_linalg_eigh", "compute its result once")
 
 
 def test_fix_without_the_clamp_fails_on_a_singular_covariance(mutant):

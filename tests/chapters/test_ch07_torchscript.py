@@ -39,27 +39,6 @@ def test_solution_passes(solution_verdict, exercise):
 SIGNATURE = "def forward(self, x: torch.Tensor, flag: bool, temperature: Optional[float] = None) -> torch.Tensor:"
 
 
-def test_script_flag_without_annotations(mutant):
-    v = mutant("ts-script-flag", SIGNATURE, "def forward(self, x, flag, temperature=None):")
-    assert_fails(v, "`flag` as Tensor", "flag: bool")
-
-
-def test_script_flag_temperature_left_unannotated(mutant):
-    v = mutant(
-        "ts-script-flag", SIGNATURE, "def forward(self, x: torch.Tensor, flag: bool, temperature=None) -> torch.Tensor:"
-    )
-    assert_fails(v, "`temperature` as Tensor", "Optional[float]")
-
-
-def test_script_flag_float_annotation_with_none_default(mutant):
-    v = mutant(
-        "ts-script-flag",
-        SIGNATURE,
-        "def forward(self, x: torch.Tensor, flag: bool, temperature: float = None) -> torch.Tensor:",
-    )
-    assert_fails(v, "script_model failed", "default value of type float")
-
-
 def test_script_flag_pep604_optional_passes(variant):
     """Correct but different: `float | None` is the same type as Optional[float] to TorchScript."""
     variant(
@@ -98,15 +77,6 @@ def test_trace_trap_tuple_example_and_amax_pass(variant):
     )
 
 
-def test_trace_trap_fixed_by_tracing_again(mutant):
-    v = mutant(
-        "ts-trace-trap",
-        "return torch.jit.script(model)  #",
-        "return torch.jit.trace(model, torch.randn(4, 16) + 1.0)  #",
-    )
-    assert_fails(v, "traced module of Gate", "fixed module is still wrong on the other branch", "torch.jit.script")
-
-
 def test_trace_trap_traced_again_in_chinese_names_it_and_offers_its_hint(check_code, solution_text):
     """In Chinese, the reason and the targeted hint for tracing again are Chinese too."""
     source = mutate(
@@ -126,24 +96,6 @@ def test_trace_trap_traced_again_in_chinese_names_it_and_offers_its_hint(check_c
 def test_trace_trap_fix_returns_eager_model(mutant):
     v = mutant("ts-trace-trap", "return torch.jit.script(model)  #", "return model  #")
     assert_fails(v, "fix_gate returned a Gate", "ScriptModule")
-
-
-def test_trace_trap_gap_measured_on_the_example_branch(mutant):
-    v = mutant(
-        "ts-trace-trap",
-        "return (traced(other) - model(other)).abs().max().item()",
-        "return (traced(other) - traced(other)).abs().max().item()",
-    )
-    assert_fails(v, "trap_gap returned 0.0", "not with itself")
-
-
-def test_trace_trap_gap_as_a_tensor(mutant):
-    v = mutant(
-        "ts-trace-trap",
-        "(traced(other) - model(other)).abs().max().item()",
-        "(traced(other) - model(other)).abs().max()",
-    )
-    assert_fails(v, "Python float", ".item()")
 
 
 def test_trace_trap_scripting_in_trace_gate(mutant):
@@ -176,26 +128,6 @@ def test_save_freeze_deepcopy_method_save_and_implicit_freeze_pass(variant):
         ("        torch.jit.save(scripted, path)  # key", "        scripted.save(path)"),
         (SERVE_SAVE, "    frozen.save(path)"),
     )
-
-
-def test_save_freeze_frozen_finetune_file_fails(mutant):
-    v = mutant("ts-save-freeze", '    if purpose == "finetune":', "    if False:  # frozen whatever the purpose")
-    assert_fails(v, "'finetune' file has 0 parameters", "saved unfrozen")
-
-
-def test_save_freeze_unfrozen_serve_file_misses_the_size_target(mutant):
-    v = mutant("ts-save-freeze", (SERVE_FREEZE, "    frozen = scripted"))
-    assert_fails(v, "still has parameters", "not frozen")
-
-
-def test_save_freeze_optimized_before_saving_cannot_be_loaded(mutant):
-    v = mutant("ts-save-freeze", SERVE_SAVE, "    torch.jit.save(torch.jit.optimize_for_inference(frozen), path)")
-    assert_fails(v, "torch.jit.load cannot read your 'serve' file", "optimize after loading")
-
-
-def test_save_freeze_labels_not_preserved(mutant):
-    v = mutant("ts-save-freeze", SERVE_FREEZE, "    frozen = torch.jit.freeze(scripted)")
-    assert_fails(v, "no labels method", "preserved_attrs")
 
 
 def test_save_freeze_switching_the_callers_model_to_eval(mutant):

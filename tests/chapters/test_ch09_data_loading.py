@@ -28,15 +28,6 @@ def test_sharded_contiguous_balanced_ranges_pass(variant):
     )
 
 
-def test_sharded_floor_division_drops_remainder(mutant):
-    v = mutant(
-        "sharded-iterable",
-        SHARD_LINE,
-        "per = len(items) // num_workers\n    return list(items)[worker_id * per:(worker_id + 1) * per]",
-    )
-    assert_fails(v, "loses", "left over")
-
-
 def test_sharded_rounded_up_chunks_are_uneven(mutant):
     # ceil-sized chunks lose nothing, but leave the last workers with much less (or nothing)
     v = mutant(
@@ -61,11 +52,6 @@ def test_sharded_floor_division_in_iter_only_loses_files(mutant):
     assert_fails(v, "never read", "num_workers=2", "leftover")
 
 
-def test_sharded_without_worker_info_duplicates(mutant):
-    v = mutant("sharded-iterable", SHARDED_PATHS, "paths = self.paths")
-    assert_fails(v, "once by each worker", "get_worker_info")
-
-
 def test_sharded_per_worker_shuffle_is_blamed_on_the_split(mutant):
     # each worker shuffles its own copy of the file list: the workers no longer agree
     v = mutant(
@@ -86,17 +72,6 @@ def test_sharded_assumed_two_workers(mutant):
     assert_fails(v, "num_workers=1", "do not cover", "info.num_workers")
 
 
-def test_sharded_overwriting_self_paths_breaks_the_second_epoch(mutant):
-    v = mutant(
-        "sharded-iterable",
-        SHARDED_PATHS,
-        "if info is not None:\n"
-        "            self.paths = shard(self.paths, info.id, info.num_workers)\n"
-        "        paths = self.paths",
-    )
-    assert_fails(v, "second epoch", "self.paths")
-
-
 def test_sharded_by_sample_reads_every_file_in_every_worker(mutant):
     v = mutant(
         "sharded-iterable",
@@ -105,6 +80,23 @@ def test_sharded_by_sample_reads_every_file_in_every_worker(mutant):
         "        yield from (samples if info is None else shard(samples, info.id, info.num_workers))",
     )
     assert_fails(v, "several workers")
+
+
+def test_sharded_loaders_forced_into_the_main_process_fail(mutant):
+    """A learner file that patches DataLoader at import to start no workers: the checker's own
+    loaders run in one process too, so each file has one reader and the facts hold (the checker
+    passed it before); the files per worker, taken from the reference run, do not."""
+    v = mutant(
+        "sharded-iterable",
+        "from torch.utils.data import IterableDataset, get_worker_info\n",
+        "from torch.utils.data import DataLoader, IterableDataset, get_worker_info\n\n"
+        "_init = DataLoader.__init__\n\n\n"
+        "def _in_process(self, *args, **kwargs):\n"
+        "    kwargs.update(num_workers=0, persistent_workers=False, multiprocessing_context=None)\n"
+        "    _init(self, *args, **kwargs)\n\n\n"
+        "DataLoader.__init__ = _in_process\n",
+    )
+    assert_fails(v, "the number of files each worker read and of workers that read each file, sorted[0]")
 
 
 # -- balanced class sampler -------------------------------------------------------------------
@@ -143,16 +135,6 @@ def test_balanced_global_rng_is_not_reproducible(check_code, solution_text):
     for seed in (11, 12):
         v = check_code("balanced-sampler", "import numpy as np\n" + src, seed=seed)
         assert_fails(v, "same labels and seed gave different orders")
-
-
-def test_balanced_uniform_indices_are_not_balanced(mutant):
-    v = mutant(
-        "balanced-sampler",
-        "        yield from out.tolist()",
-        "        total = sum(len(i) for i in self.by_class)\n"
-        "        yield from torch.randint(total, (n,), generator=g).tolist()",
-    )
-    assert_fails(v, "of the time", "equally often")
 
 
 def test_balanced_never_draws_the_last_item_of_a_class(mutant):
@@ -200,19 +182,24 @@ def test_balanced_sorting_the_callers_labels_fails(mutant):
     assert_fails(v, "changed the labels it was given")
 
 
-def test_balanced_generator_reseeded_each_pass_repeats_epochs(mutant):
+def test_balanced_one_stream_for_every_epoch_fails(mutant):
+    """The stream of indices made once in __init__: the first pass is right and the empty second
+    pass differs from it, so every fact holds (the checker passed it before); how many indices the
+    later passes yield, compared with the reference run's, does not."""
     v = mutant(
         "balanced-sampler",
         (
-            "        g, n = self.generator, self.num_samples",
-            "        g, n = torch.Generator().manual_seed(self.seed), self.num_samples",
+            "        self.generator = torch.Generator().manual_seed(seed)  # key\n",
+            "        self.generator = torch.Generator().manual_seed(seed)  # key\n"
+            "        self._stream = self._draw()\n",
         ),
         (
-            "        self.num_samples = num_samples\n",
-            "        self.num_samples = num_samples\n        self.seed = seed\n",
+            "    def __iter__(self) -> Iterator[int]:\n",
+            "    def __iter__(self) -> Iterator[int]:\n        return self._stream\n\n"
+            "    def _draw(self) -> Iterator[int]:\n",
         ),
     )
-    assert_fails(v, "second pass")
+    assert_fails(v, "the number of indices yielded by the same seed's sampler, by the next epoch", "[1] is 0")
 
 
 # -- padding collate --------------------------------------------------------------------------
@@ -237,25 +224,11 @@ def test_pad_collate_by_hand_passes(variant):
     )
 
 
-def test_pad_collate_time_major_layout(mutant):
-    assert_fails(mutant("pad-collate", "batch_first=True", "batch_first=False"), "batch_first=True")
-
-
 def test_pad_collate_lengths_after_padding(mutant):
     v = mutant(
         "pad-collate", RETURN, "    lengths = torch.full((len(seqs),), padded.shape[1], dtype=torch.long)\n" + RETURN
     )
     assert_fails(v, "lengths (the lengths before padding)")
-
-
-def test_pad_collate_lengths_from_non_pad_values(mutant):
-    # the classic shortcut: count what is not PAD. Real data contains PAD values too.
-    v = mutant(
-        "pad-collate",
-        RETURN,
-        "    mask = padded != PAD\n    lengths = (mask if mask.dim() == 2 else mask.any(-1)).sum(1)\n" + RETURN,
-    )
-    assert_fails(v, "also occurs inside the data", "shape")
 
 
 def test_pad_collate_lengths_as_a_list(mutant):
@@ -271,11 +244,6 @@ def test_pad_collate_sorted_by_length(mutant):
         "    seqs, labels = zip(*sorted(batch, key=lambda b: -b[0].shape[0]))",
     )
     assert_fails(v, "different order", "enforce_sorted=False")
-
-
-def test_pad_collate_left_padding(mutant):
-    v = mutant("pad-collate", "padding_value=PAD)", 'padding_value=PAD, padding_side="left")')
-    assert_fails(v, "left padding", "after")
 
 
 def test_pad_collate_fixed_length(mutant):

@@ -36,15 +36,6 @@ def test_module_hand_written_cosine_passes(variant):
     )
 
 
-def test_module_training_step_without_return_fails(mutant):
-    v = mutant("lightning-module", RETURN_LOSS, "")
-    assert_fails(v, "weights did not change", "return the loss")
-
-
-def test_module_scheduler_stepped_per_epoch_fails(mutant):
-    assert_fails(mutant("lightning-module", '"interval": "step"', '"interval": "epoch"'), "interval", "'step'")
-
-
 def test_module_short_cosine_fails(mutant):
     v = mutant("lightning-module", "T_max=self.trainer.estimated_stepping_batches", "T_max=10")
     assert_fails(v, "estimated_stepping_batches")
@@ -59,11 +50,6 @@ def test_module_without_save_hyperparameters_fails(mutant):
     assert_fails(v, "save_hyperparameters")
 
 
-def test_module_hard_coded_learning_rate_fails(mutant):
-    v = mutant("lightning-module", "lr=self.hparams.lr", "lr=1e-2")
-    assert_fails(v, "first optimizer step used lr=0.01", "self.hparams.lr")
-
-
 def test_module_adam_instead_of_adamw_fails(mutant):
     v = mutant("lightning-module", "torch.optim.AdamW(", "torch.optim.Adam(")
     assert_fails(v, "the optimizer is Adam", "AdamW")
@@ -74,15 +60,6 @@ def test_module_accuracy_as_count_fails(mutant):
         "lightning-module", "(logits.argmax(dim=-1) == y).float().mean()", "(logits.argmax(dim=-1) == y).float().sum()"
     )
     assert_fails(v, "the logged val_acc is", "mean over that batch")
-
-
-def test_module_val_loss_on_step_only_is_the_last_batch(mutant):
-    v = mutant(
-        "lightning-module",
-        LOG_VAL_LOSS,
-        'self.log("val_loss", F.cross_entropy(logits, y), on_step=True, on_epoch=False)',
-    )
-    assert_fails(v, "only per batch", "callback_metrics")
 
 
 def test_module_train_loss_not_logged_fails(mutant):
@@ -118,22 +95,6 @@ def test_data_callbacks_randperm_split_passes(variant):
         ),
         (',  # key\n                        filename="{epoch}-{val_loss:.4f}")', ")"),
     )
-
-
-def test_callbacks_monitor_train_loss_fails(mutant):
-    v = mutant("lightning-data-callbacks", 'EarlyStopping(monitor="val_loss"', 'EarlyStopping(monitor="train_loss"')
-    assert_fails(v, "raised", "val_loss")
-
-
-def test_checkpoint_without_dirpath_fails(mutant):
-    v = mutant("lightning-data-callbacks", "ModelCheckpoint(dirpath=dirpath, ", "ModelCheckpoint(")
-    assert_fails(v, "no checkpoint file", "dirpath=dirpath")
-
-
-def test_split_by_fractions_rounds_differently(mutant):
-    # random_split with fractions floors each part and hands out the remainder itself
-    v = mutant("lightning-data-callbacks", "[h.n - n_val, n_val]", "[1 - h.val_fraction, h.val_fraction]")
-    assert_fails(v, "validation loader yields", "round(")
 
 
 def test_train_loader_drop_last_fails(mutant):
@@ -179,16 +140,6 @@ def test_shuffled_validation_fails(mutant):
         "DataLoader(self.val_set, batch_size=self.hparams.batch_size, shuffle=True)",
     )
     assert_fails(v, "do not shuffle validation")
-
-
-def test_unseeded_split_fails(mutant):
-    v = mutant(
-        "lightning-data-callbacks",
-        ",  # key\n                                                    generator=split)",
-        ")",
-    )
-    # random_split without a generator draws from the caller's global stream: caught at setup
-    assert_fails(v, "drew from the global random", "generator=torch.Generator().manual_seed(seed)")
 
 
 def test_off_by_one_validation_size_fails(mutant):
@@ -246,34 +197,6 @@ def test_trainer_subset_of_whole_steps_passes(variant):
     )
 
 
-def test_trainer_float32_plan_needs_more_micro_batches(mutant):
-    # within budget and the right effective batch, but float32 halves the micro-batch
-    v = mutant(
-        "lightning-trainer-features",
-        ("fits = int(budget_mb // (mb_per_sample / 2))", "fits = int(budget_mb // mb_per_sample)"),
-        (PRECISION, 'precision="32-true",'),
-    )
-    assert_fails(v, "micro-batches of", "fit the budget under bfloat16 autocast")
-
-
-def test_trainer_float32_forward_is_over_budget(mutant):
-    v = mutant("lightning-trainer-features", PRECISION, 'precision="32-true",')
-    assert_fails(v, "forward ran in torch.float32", "over the", "budget")
-
-
-def test_trainer_largest_fitting_micro_batch_that_does_not_divide(mutant):
-    # budget // per-sample memory is the largest micro-batch that fits, but it does not divide
-    # the effective batch: micro * (effective // micro) falls short of it
-    v = mutant("lightning-trainer-features", MICRO, "micro = min(fits, effective_batch)")
-    assert_fails(v, "expected effective_batch=", "divides it")
-
-
-def test_trainer_short_last_window_is_under_weighted(mutant):
-    # the issue-15 fact: Lightning divides by accumulate_grad_batches in a short last window too
-    v = mutant("lightning-trainer-features", LIMIT, "")
-    assert_fails(v, "last optimizer step of epoch 1", "divides every loss by accumulate_grad_batches")
-
-
 def test_trainer_drop_last_does_not_fill_the_last_window(mutant):
     # drop_last drops a partial micro-batch, not a partial window
     v = mutant("lightning-trainer-features", (LIMIT, ""), ("shuffle=True)", "shuffle=True, drop_last=True)"))
@@ -286,11 +209,6 @@ def test_trainer_accumulate_counts_samples_not_batches(mutant):
         ("        accumulate_grad_batches=accumulate,\n", "        accumulate_grad_batches=effective_batch,\n"),
     )
     assert_fails(v, "optimizer step 1 averaged", "expected effective_batch=")
-
-
-def test_trainer_value_clipping_fails(mutant):
-    v = mutant("lightning-trainer-features", 'gradient_clip_algorithm="norm"', 'gradient_clip_algorithm="value"')
-    assert_fails(v, "gradient norm after clipping", "'value' clamps each entry")
 
 
 def test_trainer_half_precision_weights_fail(mutant):

@@ -40,20 +40,6 @@ def test_layers_activation_statistics_variant_passes(variant):
     )
 
 
-def test_layers_all_dynamic_fails(mutant):
-    v = mutant("quant-layers", (DECIDE, "        if True:"))
-    assert_fails(v, "quantizes its input activations to int8 per token", "Measure")
-
-
-def test_layers_all_weight_only_fails(mutant):
-    assert_fails(mutant("quant-layers", (DECIDE, "        if False:")), "use weight-only int8, but int8 activations")
-
-
-def test_layers_quantized_in_place_fails(mutant):
-    v = mutant("quant-layers", ("    q = copy.deepcopy(model)  # key", "    q = model"))
-    assert_fails(v, "changed the model it was given", "copy.deepcopy")
-
-
 def test_layers_sensitive_layer_left_float_fails(mutant):
     v = mutant(
         "quant-layers",
@@ -63,11 +49,6 @@ def test_layers_sensitive_layer_left_float_fails(mutant):
         ),
     )
     assert_fails(v, "still has float weights", "weight-only int8")
-
-
-def test_layers_naive_bytes_fails(mutant):
-    v = mutant("quant-layers", ('    if hasattr(t, "qdata"):', "    if False:"))
-    assert_fails(v, "model_bytes says", "qdata, scale and zero_point")
 
 
 def test_layers_bytes_without_zero_points_fails(mutant):
@@ -103,34 +84,15 @@ def test_pt2e_without_calibration_fails(mutant):
     assert_fails(v, "converted without calibration", "prepare_pt2e returned")
 
 
-def test_pt2e_calibrating_the_original_model_fails(mutant):
-    assert_fails(mutant("quant-pt2e", (CALIBRATE, "            model(x)")), "converted without calibration")
-
-
 def test_pt2e_calibrating_on_random_data_fails(mutant):
     v = mutant("quant-pt2e", (CALIBRATE, "            prepared(torch.randn_like(x))"))
     assert_fails(v, "covers only", "calibration batches you were given")
-
-
-def test_pt2e_exported_in_training_mode_fails(mutant):
-    v = mutant("quant-pt2e", ("    model = copy.deepcopy(model).eval()  # key", "    model = copy.deepcopy(model)"))
-    assert_fails(v, "Dropout is still active", "eval-mode copy")
 
 
 def test_pt2e_eval_on_the_callers_model_fails(mutant):
     v = mutant("quant-pt2e", ("    model = copy.deepcopy(model).eval()  # key", "    model = model.eval()"))
     # the call contract sees it first: the caller's model left in eval mode
     assert_fails(v, "quantize_pt2e_int8(...)` left a change behind", "switched to eval mode")
-
-
-def test_pt2e_static_batch_fails(mutant):
-    v = mutant("quant-pt2e", ("dynamic_shapes=(batch,)", "dynamic_shapes=None"))
-    assert_fails(v, "fails on a batch of 1", "dynamic_shapes")
-
-
-def test_pt2e_prepared_model_returned_fails(mutant):
-    v = mutant("quant-pt2e", ("    return convert_pt2e(prepared)  # key", "    return prepared"))
-    assert_fails(v, "it is the prepared model", "convert_pt2e")
 
 
 # -- quant-qat-2bit: QAT where PTQ loses ----------------------------------------------------------
@@ -160,10 +122,6 @@ def test_qat_fake_quant_config_by_hand_passes(variant):
     )
 
 
-def test_qat_without_prepare_fails(mutant):
-    assert_fails(mutant("quant-qat-2bit", (PREPARE, "")), "has no fake quantization", 'step="prepare"')
-
-
 def test_qat_prepare_with_int8_fails(mutant):
     v = mutant(
         "quant-qat-2bit",
@@ -174,14 +132,6 @@ def test_qat_prepare_with_int8_fails(mutant):
         ),
     )
     assert_fails(v, "training simulates torch.int8 rounding", "same base config")
-
-
-def test_qat_without_convert_fails(mutant):
-    assert_fails(mutant("quant-qat-2bit", (CONVERT, "")), "still has fake quantizers", 'step="convert"')
-
-
-def test_qat_hard_coded_learning_rate_fails(mutant):
-    assert_fails(mutant("quant-qat-2bit", ("lr=lr)  # key", "lr=1e-3)")), "use the lr argument")
 
 
 def test_qat_fixed_epochs_fails(mutant):

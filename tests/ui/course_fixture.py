@@ -129,6 +129,8 @@ def build_course(root: Path) -> Path:
             (ch / "guide" / "en" / name).write_text(text)
     (ch2 / "exercises" / "sigmoid.py").write_text(SIGMOID_STUB)
     shutil.copy(REAL / "checks" / "sigmoid.py", ch2 / "checks" / "sigmoid.py")
+    for helper in (REAL / "checks").glob("_*.py"):  # the checker's shared helpers
+        shutil.copy(helper, ch2 / "checks" / helper.name)
     sol2 = root / "solutions" / "02-custom-autograd"
     sol2.mkdir(parents=True)
     shutil.copy(REPO / "solutions" / "02-custom-autograd" / "sigmoid.py", sol2 / "sigmoid.py")

@@ -151,9 +151,10 @@ async def test_tab_on_an_empty_line_gives_a_hint_whose_code_shows_only_there(mak
     app = make_app(step_id="sigmoid")
     async with app.run_test(size=(120, 40)) as pilot:
         editor = app.main.query_one("#editor", CodeEditor)
-        row = line_of(editor, "import torch")
-        editor.move_cursor((row, len("import torch")))
-        await pilot.press("enter")  # a fresh empty line: where a stuck learner sits
+        row = line_of(editor, "# TODO: compute s = torch.sigmoid(x)")
+        editor.move_cursor((row, len(editor.document[row])))
+        await pilot.press("enter")  # a fresh empty line in forward's body: where a stuck learner sits
+        indent = editor.document[row + 1]
         before = editor.text
         await pilot.press("tab")  # hint 1 (no code in it)
         assert Progress(home).exercise("sigmoid").hints_used == 1 and editor.text == before
@@ -174,10 +175,28 @@ async def test_tab_on_an_empty_line_gives_a_hint_whose_code_shows_only_there(mak
         await pilot.press("end")
         assert editor.suggestion == "s = torch.sigmoid(x)"
         await pilot.press("tab")  # the explicit accept key
-        assert editor.document[row + 1] == "s = torch.sigmoid(x)"
+        assert editor.document[row + 1] == indent + "s = torch.sigmoid(x)"
         assert Progress(home).exercise("sigmoid").hints_used == 2  # accepting is not a hint
         await pilot.press("enter")
         assert editor.suggestion == ""  # accepted once: gone
+
+
+async def test_hint_code_is_never_offered_at_module_level(make_app, home: Path) -> None:
+    # Between the docstring and `import torch` a hint's code would be a stray module-level
+    # line: the hint shows in its panel, the editor offers no code to insert.
+    app = make_app(step_id="sigmoid")
+    async with app.run_test(size=(120, 40)) as pilot:
+        editor = app.main.query_one("#editor", CodeEditor)
+        row = line_of(editor, "import torch")
+        editor.move_cursor((row, len("import torch")))
+        await pilot.press("enter")
+        before = editor.text
+        await pilot.press("tab", "tab")  # hint 2 has code: `s = torch.sigmoid(x)`
+        assert Progress(home).exercise("sigmoid").hints_used == 2
+        assert "torch.sigmoid" in text_of(app.main.query_one("#hints-text"))
+        assert editor.suggestion == ""
+        await pilot.press("tab")  # no ghost to take: the next hint, nothing inserted
+        assert editor.text == before
 
 
 async def test_solution_key_waits_for_the_hints(make_app, home: Path) -> None:

@@ -362,3 +362,25 @@ async def test_a_memory_timeline_is_drawn_under_its_figure(make_app) -> None:
             assert len(plots) == 0
         else:
             assert len(plots) == 1 and isinstance(plots.first(), MemoryPlot)
+
+
+@pytest.mark.parametrize("size", [(120, 36), (80, 24)])
+async def test_opening_or_filling_a_panel_keeps_the_cursor_line_in_view(make_app, size) -> None:
+    # Issue 27: after Tab on line 14 the editor showed lines 1-12, and after Ctrl+R the
+    # cursor's line sat under the results panel.
+    app = make_app(step_id="sigmoid", runner=FakeRunner([LONG_FAIL]))
+    async with app.run_test(size=size) as pilot:
+        editor = app.main.query_one("#editor", CodeEditor)
+        row = min(14, editor.document.line_count - 1)
+        editor.move_cursor((row, len(editor.document[row])))
+        await pilot.pause()
+        assert editor.content_region.contains(*editor.cursor_screen_offset)
+        await pilot.press("tab")  # a hint: the hint panel opens under the editor
+        await pilot.pause()
+        assert app.main.query_one(HintPanel).open
+        assert editor.content_region.contains(*editor.cursor_screen_offset), "hidden by the hint panel"
+        await pilot.press("ctrl+r")
+        results = app.main.query_one(ResultsPanel)
+        await wait_for(pilot, lambda: results.verdict is not None)
+        await pilot.pause()
+        assert editor.content_region.contains(*editor.cursor_screen_offset), "hidden by the results panel"

@@ -72,3 +72,31 @@ async def test_results_panel_shows_the_plot_for_a_memory_figure_with_a_timeline(
         await pilot.pause()
         plots = app.query(MemoryPlot)
         assert len(plots) == 1 and plots.first().label == "memory"
+        # A second memory verdict replaces the chart; a verdict without one (a passage) and a
+        # new run clear it: charts of earlier checks never pile up under later results.
+        panel.show_verdict(Verdict(status="failed", reason="no", figures={"memory": FIGURE}), "x")
+        await pilot.pause()
+        assert len(app.query(MemoryPlot)) == 1
+        panel.show_verdict(Verdict(status="passed", reason="the program ran to the end"), "passage")
+        await pilot.pause()
+        assert not app.query(MemoryPlot)
+        panel.show_verdict(Verdict(status="passed", reason="ok", figures={"memory": FIGURE}), "x")
+        await pilot.pause()
+        panel.start("next")
+        await pilot.pause()
+        assert not app.query(MemoryPlot)
+
+
+async def test_the_memory_axis_starts_at_zero() -> None:
+    # Nothing live during the call (all freed at once): plotext would centre the axis on 0.
+    flat = {**FIGURE, "timeline": {"learner": [[0.0, 0], [0.004, 0]], "reference": [[0.0, 0], [0.002, 0]]}}
+
+    class One(App[None]):
+        def compose(self) -> ComposeResult:
+            yield MemoryPlot("memory", flat)
+
+    app = One()
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        text = str(app.query_one(MemoryPlot).render())
+        assert "-" not in "".join(ch for line in text.splitlines() for ch in line.split("┤")[0]), text

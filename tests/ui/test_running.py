@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -150,3 +151,18 @@ async def test_rerun_really_cancels_the_run_in_flight(make_app, home: Path, tmp_
         await wait_for(pilot, lambda: len(verdicts) == 2, timeout=60)
         assert verdicts == ["cancelled", "passed"]
         assert [r.status for r in Progress(home).runs("sigmoid")] == ["passed"]
+
+
+async def test_quitting_during_a_check_does_not_wait_for_it(make_app) -> None:
+    # A check in flight holds a worker thread inside the runner: Ctrl+Q cancels it, so the
+    # app ends at once instead of when the check would have ended (here: 10 s).
+    runner = FakeRunner(block_first=True)
+    app = make_app(step_id="sigmoid", runner=runner)
+    start = time.monotonic()
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("ctrl+r")
+        await pilot.pause(0.3)
+        assert app.main.query_one(ResultsPanel).running
+        await pilot.press("ctrl+q")
+    assert runner.cancels >= 1
+    assert time.monotonic() - start < 8

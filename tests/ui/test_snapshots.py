@@ -74,15 +74,17 @@ async def _steady(pilot) -> None:
 
 
 def _hints_and_check(hints: int):
-    """On the empty line after `import torch`: Tab `hints` times, then Ctrl+R, then wait for
-    the verdict (the toast that celebrates a pass is left on screen: the learner sees it)."""
+    """On a new empty line in forward's body (where a stuck learner sits): Tab `hints` times,
+    then Ctrl+R, then wait for the verdict (the toast that celebrates a pass is left on screen:
+    the learner sees it)."""
 
     async def run_before(pilot) -> None:
         await _steady(pilot)
         main = pilot.app.main
         editor = main.query_one("#editor", CodeEditor)
-        row = next(i for i, line in enumerate(editor.text.splitlines()) if line == "import torch")
-        editor.move_cursor((row + 1, 0))
+        row = next(i for i, line in enumerate(editor.text.splitlines()) if "# TODO: compute s" in line)
+        editor.move_cursor((row, len(editor.document[row])))
+        await pilot.press("enter")
         for _ in range(hints):
             await pilot.press("tab")
         await pilot.press("ctrl+r")

@@ -169,6 +169,10 @@ def test_code_suggestion() -> None:
     assert code_suggestion("use `ctx.save_for_backward(s)` here") == "ctx.save_for_backward(s)"
     assert code_suggestion("```python\nreturn s\n```") == "return s"
     assert code_suggestion("no code") is None
+    # A fragment is not a line: an argument to add inside a call, or code that does not parse.
+    assert code_suggestion("pass `dynamic=True` to torch.compile") is None
+    assert code_suggestion("look at `x.view(-1` again") is None
+    assert code_suggestion("`model = torch.compile(model, dynamic=True)`") == "model = torch.compile(model, dynamic=True)"
     assert code_suggestion("```python\na = 1\nb = 2\n```") is None  # ghost text is one line
 
 

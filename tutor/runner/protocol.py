@@ -85,6 +85,11 @@ class Event:
     info: dict[str, Any] = field(default_factory=dict)
 
 
+# The figure that names the others in the learner's language: {figure name: label}, from the
+# `label=` of ctx.figure/time/memory/build. Figure names stay the keys of history and --json.
+FIGURE_LABELS = "_labels"
+
+
 @dataclass
 class Verdict:
     status: str

@@ -323,11 +323,18 @@ def main() -> None:
     tmpdir = Path(os.environ["TUTOR_TMPDIR"])
     rank = int(os.environ.get("RANK", "0"))
     world = int(os.environ.get("WORLD_SIZE", "1"))
+    run_rank(request, role, token, sock_path, tmpdir, rank, world)
+
+
+def run_rank(request: RunRequest, role: str, token: str, sock_path: str, tmpdir: Path, rank: int, world: int) -> None:
+    """One rank of a distributed check: isolate, say hello on the judge's socket, run."""
     if role == REFERENCE:
         sandbox.make_private()
     else:
         sandbox.drop_ptrace()
-    sandbox.die_with_parent()  # torchrun's own death must not leave ranks running
+        for name in ("tutor.progress", "tutor.workspace", "tutor.cli", "tutor.headless"):
+            sys.modules[name] = None  # type: ignore[assignment]  # as start_child does
+    sandbox.die_with_parent()  # the launcher's death must not leave ranks running
     rank_dir = tmpdir / f"{role}-rank{rank}"
     rank_dir.mkdir(parents=True, exist_ok=True)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -340,8 +347,91 @@ def main() -> None:
     run_subject(request, sock, rank_dir, role, rank, world)
 
 
+def launch_ranks(request: RunRequest, role: str, token: str, sock_path: str, tmpdir: Path, world: int) -> None:
+    """In a freshly forked child of the (torch-imported) supervisor: start `world` ranks as
+    torchrun would, each forked from here, so no rank starts an interpreter or imports torch
+    again. Like torchrun's agent, this process hosts the ranks' TCPStore on a port the kernel
+    picks (no port can collide with another run's) and gives it to the ranks in torchrun's
+    environment variables; it waits like torchrun too: the first rank that fails takes the
+    others down, and this process exits 1; 0 when all succeed. Never returns."""
+    code = 70
+    try:
+        os.setsid()
+        sandbox.die_with_parent()
+        sandbox.close_fds_except(set())  # nothing of the supervisor's: no other run's sockets
+        import signal
+
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        pids, pipes = [], []
+        for rank in range(world):
+            read, write = os.pipe()
+            pid = os.fork()
+            if pid == 0:  # a rank: wait for the store's port (forked before the store's threads exist)
+                try:
+                    os.close(write)
+                    port = os.read(read, 16).decode().strip()
+                    os.close(read)
+                    if not port:
+                        os._exit(71)
+                    os.environ.update(
+                        MASTER_ADDR="127.0.0.1",
+                        MASTER_PORT=port,
+                        TORCHELASTIC_USE_AGENT_STORE="True",
+                        WORLD_SIZE=str(world),
+                        LOCAL_WORLD_SIZE=str(world),
+                        GROUP_RANK="0",
+                        GROUP_WORLD_SIZE="1",
+                        ROLE_WORLD_SIZE=str(world),
+                        OMP_NUM_THREADS="1",
+                        RANK=str(rank),
+                        LOCAL_RANK=str(rank),
+                        ROLE_RANK=str(rank),
+                    )
+                    run_rank(request, role, token, sock_path, tmpdir, rank, world)
+                finally:
+                    os._exit(70)
+            os.close(read)
+            pids.append(pid)
+            pipes.append(write)
+        from torch.distributed import TCPStore  # type: ignore[attr-defined]
+
+        store = TCPStore("127.0.0.1", 0, world, is_master=True, wait_for_workers=False)
+        for write in pipes:
+            os.write(write, str(store.port).encode())
+            os.close(write)
+        code = _wait_ranks(pids)
+    finally:
+        os._exit(code)
+
+
+def _wait_ranks(pids: list[int]) -> int:
+    """0 once every rank exited 0; else 1 as soon as one fails (the rest are killed)."""
+    import signal
+
+    left = set(pids)
+    while left:
+        pid, status = os.wait()
+        if pid not in left:
+            continue
+        left.discard(pid)
+        if not (os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0):
+            for other in left:
+                try:
+                    os.kill(other, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            for other in left:
+                try:
+                    os.waitpid(other, 0)
+                except ChildProcessError:
+                    pass
+            return 1
+    return 0
+
+
 if __name__ == "__main__":
     main()
 
 
-__all__ = ["LEARNER", "REFERENCE", "run_subject", "start_child", "main"]
+__all__ = ["LEARNER", "REFERENCE", "launch_ranks", "main", "run_rank", "run_subject", "start_child"]

@@ -31,7 +31,7 @@ from tutor.i18n import N_, _
 from tutor.runner import judge as judging
 from tutor.runner import sandbox, wire
 from tutor.runner.protocol import CRASHED, ERROR, FAILED, OUTPUT_CAP, PASSED, TIMEOUT, Event, RunRequest, Verdict
-from tutor.runner.subject import LEARNER, REFERENCE, start_child
+from tutor.runner.subject import LEARNER, REFERENCE, launch_ranks, start_child
 
 Emit = Callable[[Event], None]
 
@@ -127,7 +127,8 @@ class Supervisor:
         side.sock = sock
         self.sel.register(sock, selectors.EVENT_READ, side)
 
-    def _torchrun(self, role: str, out_fd: int) -> None:
+    def _listen(self) -> str:
+        """The judge's socket that distributed ranks say hello on (made once per run)."""
         if self.listener is None:
             ctl = self.tmpdir / ".ctl"
             ctl.mkdir(mode=0o700)
@@ -136,6 +137,27 @@ class Supervisor:
             self.listener.listen(16)
             self.listener.setblocking(False)
             self.sel.register(self.listener, selectors.EVENT_READ, "accept")
+        return str(self.tmpdir / ".ctl" / "judge.sock")
+
+    def _ranks(self, role: str, out_fd: int) -> None:
+        """A CPU distributed run's ranks, forked from this process (torch already imported)
+        under one launcher per role that stands where torchrun would: a check saves a Python
+        start and a torch import per rank, and per role the launcher's own."""
+        sock_path = self._listen()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+                os.dup2(out_fd, 1)
+                os.dup2(out_fd, 2)
+                os.chdir(self.tmpdir)
+                launch_ranks(self.request, role, self.tokens[role], sock_path, self.tmpdir, self.ranks)
+            finally:
+                os._exit(70)
+        self.pids[role] = pid
+
+    def _torchrun(self, role: str, out_fd: int) -> None:
+        self._listen()
         env = dict(
             os.environ,
             TUTOR_REQUEST=self.request.to_json(),
@@ -202,12 +224,15 @@ class Supervisor:
                     self._fork(REFERENCE, devnull)
                 self._fork(LEARNER, out_w)
                 return
+            # torchrun where CUDA is in play (each rank initialises its own GPU in a fresh
+            # interpreter); forked ranks on the CPU.
+            launch = self._torchrun if self.request.device == "cuda" else self._ranks
             if self.checked and not cached:
                 # Every reference rank connects before any learner process exists: a learner
                 # rank can then never pose as one.
-                self._torchrun(REFERENCE, devnull)
+                launch(REFERENCE, devnull)
                 self._wait_for(REFERENCE)
-            self._torchrun(LEARNER, out_w)
+            launch(LEARNER, out_w)
         finally:
             os.close(devnull)
 
@@ -522,12 +547,25 @@ class Supervisor:
                     # holds: it neither passes nor fails anything, so it is not paired.
                     del mine.obs[i]
                     continue
+                unpaired = self._unpaired_call(ref, mine, i)
+                if unpaired is not None:
+                    if unpaired:
+                        return _Outcome(FAILED, self._prefix(mine) + unpaired[0], unpaired[1])
+                    continue
                 failure = self._compare(ref.obs[i], mine.obs[i])
                 self.compared[r] += 1
                 if failure:
                     return _Outcome(FAILED, self._prefix(mine) + failure[0], failure[1])
             if mine.end is None:
                 continue
+            while ref.end is not None and self.compared[r] == len(ref.obs) < len(mine.obs):
+                # Past the reference's last result: calls only the learner's path made (a
+                # diagnosis after a wrong value) are judged as above, then dropped.
+                trailing = self._unpaired_call(ref, mine, self.compared[r])
+                if trailing:
+                    return _Outcome(FAILED, self._prefix(mine) + trailing[0], trailing[1])
+                if trailing is None:
+                    break
             made = len(mine.obs)
             if mine.end[0] != "done":
                 if self.compared[r] == made:  # everything before it matched
@@ -556,6 +594,23 @@ class Supervisor:
                 passed += 1
         if passed == self.ranks:
             return _Outcome(PASSED, _("all checks passed"))
+        return None
+
+    def _unpaired_call(self, ref: _Side, mine: _Side, i: int) -> judging.Failure | tuple[()] | None:
+        """A call's contract (kind "left") on one side where the other side's result at `i` is
+        something else: the checker called learner code on one path only (a diagnosis). Such a
+        result is dropped, after judging the learner's changes against every change the
+        reference's calls of the same name reported. None: the two results are paired."""
+        theirs = ref.obs[i] if i < len(ref.obs) else None
+        ours = mine.obs[i] if i < len(mine.obs) else None
+        if ours is not None and ours[1] == "left" and (theirs is None or theirs[1:3] != ours[1:3]):
+            same = [o[3] for o in ref.obs if o[1] == "left" and o[2] == ours[2]]
+            del mine.obs[i]
+            known = [item for changes in same for item in (changes if isinstance(changes, list) else [])]
+            return judging.judge("left", str(ours[2]), ours[3], known, {}) or ()
+        if theirs is not None and theirs[1] == "left" and ours is not None and ours[1:3] != theirs[1:3]:
+            del ref.obs[i]  # the reference's path only: nothing of the learner's to judge
+            return ()
         return None
 
     def _ended_early(self, side: _Side, made: int) -> _Outcome:
@@ -645,6 +700,8 @@ class Supervisor:
         status = self.status.get(role, 0)
         if role in self.procs:
             return _("torchrun exit code {code}", code=status)
+        if self.ranks > 1 and os.WIFEXITED(status):
+            return _("a rank failed (launcher exit code {code})", code=os.WEXITSTATUS(status))
         if os.WIFSIGNALED(status):
             return _("killed by signal {signal}", signal=os.WTERMSIG(status))
         return _("exit code {code}", code=os.WEXITSTATUS(status))
@@ -659,6 +716,8 @@ class Supervisor:
                     code=status,
                 ),
             )
+        if self.ranks > 1 and os.WIFEXITED(status):  # forked ranks: one failed without reporting
+            return (ERROR, _("a process of the distributed run failed; see the output below"))
         if os.WIFSIGNALED(status):
             sig = os.WTERMSIG(status)
             known = {int(k): v for k, v in _SIGNAL_NAMES.items()}

@@ -220,6 +220,9 @@ class TutorApp(App[int]):
     async def action_quit(self) -> None:
         if self.screen_stack and isinstance(self.screen_stack[0], MainScreen):
             self.exit_message = self.main.save_for_quit()
+        # A check in flight holds a worker thread in the runner: cancel it now, or quitting
+        # would wait for the check to end.
+        self.cancel_run()
         self.exit(0)
 
     # -- shutdown -------------------------------------------------------------------------------

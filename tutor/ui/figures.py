@@ -3,13 +3,18 @@
 Rules a learner can trust:
 - the speedup shown is the ratio of the two times shown beside it (reference ÷ yours), never a
   different statistic; a measurement flagged noisy shows "too noisy to call: <reason>" instead;
-- every figure says what it compares (the checker's "compares" words);
+- every figure says what it compares (the checker's "compares" words), and its two rows are
+  named by what they are (the checker's `sides`: "compiled" and "eager", not "yours" and "ref");
+- a figure reads in the learner's language: the checker's words come through `ctx.t`, and its
+  labels (`label=`, kept in the `_labels` figure) stand in for the figure names, which stay
+  the keys of history and `--json`;
 - labels wrap instead of being cut, so nothing is truncated in a 40-column pane.
 """
 
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from rich.cells import cell_len
@@ -17,6 +22,7 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 
 from tutor.i18n import N_, _
+from tutor.runner.protocol import FIGURE_LABELS
 from tutor.units import fmt_bytes, fmt_seconds
 
 BAR_WIDTH = 16
@@ -46,7 +52,7 @@ def is_memory(value: Any) -> bool:
 
 
 # The checking API's default figure names and words, shown in the learner's language (names
-# and words a checker chose itself are its own text, and stay as it wrote them).
+# and words a checker chose itself come translated through ctx.t, and stay as it wrote them).
 _KNOWN = {N_("time"), N_("memory"), N_("peak memory"), N_("build"), N_("yours vs the reference solution")}
 
 
@@ -54,12 +60,35 @@ def _known(text: str) -> str:
     return _(text) if text in _KNOWN else text
 
 
+def labels_of(figures: dict[str, Any]) -> dict[str, str]:
+    """The checker's labels for its figures (`label=`): figure name -> the learner's words."""
+    labels = figures.get(FIGURE_LABELS)
+    if not isinstance(labels, dict):
+        return {}
+    return {k: v.strip() for k, v in labels.items() if isinstance(k, str) and isinstance(v, str) and v.strip()}
+
+
+def label_for(name: str, labels: dict[str, str]) -> str:
+    """What the learner reads for the figure `name`: the checker's label, else the name in words."""
+    return labels.get(name) or _known(name.replace("_", " "))
+
+
 def _title(label: str, value: dict[str, Any]) -> Text:
-    title = Text(_known(label), style="bold")
+    title = Text(label, style="bold")
     compares = value.get("compares")
     if isinstance(compares, str) and compares.strip():
         title.append(f" · {_known(compares.strip())}", style="")
     return title
+
+
+_HAN_THEN_LATIN = re.compile(r"([\u3400-\u4dbf\u4e00-\u9fff])([A-Za-z0-9])")
+_LATIN_THEN_HAN = re.compile(r"([A-Za-z0-9])([\u3400-\u4dbf\u4e00-\u9fff])")
+
+
+def _spaced(text: str) -> str:
+    """A sentence built around the checker's side names, with the half-width space Chinese
+    text keeps next to Latin words (`编译后的峰值内存是 eager 模式的`, `fp32 更快`)."""
+    return _LATIN_THEN_HAN.sub(r"\1 \2", _HAN_THEN_LATIN.sub(r"\1 \2", text))
 
 
 def _sides(value: dict[str, Any]) -> tuple[str, str] | None:
@@ -99,6 +128,7 @@ def speedup_of(value: dict[str, Any]) -> float | None:
 
 
 def time_view(label: str, value: dict[str, Any]) -> list[RenderableType]:
+    """A timing: `label` (in the learner's words), the two rows and the speedup between them."""
     speedup = speedup_of(value)
     noisy = bool(value.get("noisy"))
     style = "yellow" if noisy or speedup is None or speedup < 1 else "green"
@@ -128,42 +158,64 @@ def time_view(label: str, value: dict[str, Any]) -> list[RenderableType]:
             )
         else:
             line = _("speedup {speedup}× (ref ÷ yours): {verdict}", speedup=f"{speedup:.2f}", verdict=verdict)
-        parts.append(Text("  " + line, style="italic"))
+        parts.append(Text("  " + _spaced(line), style="italic"))
     return parts
 
 
 def memory_view(label: str, value: dict[str, Any]) -> list[RenderableType]:
+    """Peak memory: `label`, the two rows and the ratio of the first to the second."""
     mine, ref = value["learner_bytes"], value["reference_bytes"]
     style = "green" if _number(mine) and _number(ref) and mine <= ref else "yellow"
-    parts: list[RenderableType] = [_title(label, value), *_rows(mine, ref, fmt_bytes, style)]
+    sides = _sides(value)
+    parts: list[RenderableType] = [_title(label, value), *_rows(mine, ref, fmt_bytes, style, sides)]
     if _number(mine) and _number(ref) and ref > 0:
         ratio = mine / ref
-        words = (
-            _("yours uses the same peak memory as the reference")
-            if 0.995 <= ratio <= 1.005
-            else _("yours uses {ratio}× the reference's peak memory", ratio=f"{ratio:.2f}")
-        )
-        parts.append(Text(f"  {words}", style="italic"))
+        same = 0.995 <= ratio <= 1.005
+        if sides:
+            first, second = sides
+            words = (
+                _("{first} uses the same peak memory as {second}", first=first, second=second)
+                if same
+                else _(
+                    "{first} uses {ratio}× the peak memory of {second}",
+                    first=first,
+                    second=second,
+                    ratio=f"{ratio:.2f}",
+                )
+            )
+        else:
+            words = (
+                _("yours uses the same peak memory as the reference")
+                if same
+                else _("yours uses {ratio}× the reference's peak memory", ratio=f"{ratio:.2f}")
+            )
+        parts.append(Text(f"  {_spaced(words)}", style="italic"))
     return parts
 
 
 def figures_view(figures: dict[str, Any]) -> Group | None:
-    """Timing, memory, build figures and any other numbers the checker reported."""
-    if not figures:
+    """Timing, memory, build figures and any other numbers the checker reported, each under
+    the checker's label when it gave one (a labelled dict or list shows its label alone)."""
+    labels = labels_of(figures)
+    shown = {k: v for k, v in figures.items() if k != FIGURE_LABELS}
+    if not shown:
         return None
     parts: list[RenderableType] = []
     others: list[Text] = []
-    for name, value in figures.items():
-        label = name.replace("_", " ")
+    for name, value in shown.items():
+        label = label_for(name, labels)
         if is_time(value):
             parts.extend(time_view(label, value))
         elif is_memory(value):
             parts.extend(memory_view(label, value))
         elif name.endswith("_s") and _number(value):
-            others.append(Text.assemble((_known(name[:-2].replace("_", " ")), "bold"), "  ", fmt_seconds(value)))
+            words = labels.get(name) or _known(name[:-2].replace("_", " "))
+            others.append(Text.assemble((words, "bold"), "  ", fmt_seconds(value)))
         elif (name.endswith("_bytes") or name == "size") and _number(value):
-            label = name[:-6].replace("_", " ") if name.endswith("_bytes") else label
-            others.append(Text.assemble((label, "bold"), "  ", fmt_bytes(value)))
+            words = labels.get(name) or (name[:-6].replace("_", " ") if name.endswith("_bytes") else label)
+            others.append(Text.assemble((words, "bold"), "  ", fmt_bytes(value)))
+        elif isinstance(value, (dict, list)) and name in labels:
+            others.append(Text(label))  # the checker's sentence, its numbers written in
         elif isinstance(value, dict):
             inner = ", ".join(_item(k, v) for k, v in value.items() if k != "timeline")
             others.append(Text.assemble((label, "bold"), "  ", inner))

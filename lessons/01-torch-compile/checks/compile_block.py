@@ -285,10 +285,11 @@ def _judge_decision(ctx, mine, cost: dict, calls: int, whose: str) -> None:
     ctx.expect(bool(answer) == right, reason)
 
 
-def _check_cost(ctx, mine, label: str, model: nn.Module, x: torch.Tensor, warmup: int, iters: int,
+def _check_cost(ctx, mine, key: str, label: str, model: nn.Module, x: torch.Tensor, warmup: int, iters: int,
                 metric_works: bool) -> None:
     """compile_cost on one job: a real compile, timed where it happens; the steady state of both
-    sides; a break-even that follows from them; decisions that follow from the break-even."""
+    sides; a break-even that follows from them; decisions that follow from the break-even.
+    `key` names the job's figures (the same in every language), `label` is the job in words."""
     ctx.phase(ctx.t("measuring compile_cost: {label}", label=label))
     model.eager_calls, model.fastest_eager_s = 0, math.inf
     config = compiler_config()
@@ -365,17 +366,23 @@ def _check_cost(ctx, mine, label: str, model: nn.Module, x: torch.Tensor, warmup
         # The learner's run: the reference's figures beside the learner's, and the check's own
         # interleaved timing of compiled against eager.
         ref, ref_compiling_s = _compiling(lambda: ctx.reference.compile_cost(model, x, warmup=warmup, iters=iters))
-        names = (ctx.t("{label}: your compile_cost", label=label),
-                 ctx.t("{label}: the reference's compile_cost", label=label))
-        for name, figures, spent in zip(names, (cost, ref), (compiling_s, ref_compiling_s)):
-            ctx.figure(name, {
-                "compile_s": figures["compile_s"], "compiler_metric_s": spent,
-                "eager_ms": _ms(figures["eager_s"]), "compiled_ms": _ms(figures["compiled_s"]),
-                "speedup": figures["eager_s"] / figures["compiled_s"],
-                "break_even_calls": figures["break_even_calls"]})
+        names = (f"{key}: your compile_cost", f"{key}: the reference's compile_cost")
+        whose_cost = (ctx.t("your compile_cost"), ctx.t("the reference's compile_cost"))
+        for name, who, figures, spent in zip(names, whose_cost, (cost, ref), (compiling_s, ref_compiling_s)):
+            row = {"compile_s": figures["compile_s"], "compiler_metric_s": spent,
+                   "eager_ms": _ms(figures["eager_s"]), "compiled_ms": _ms(figures["compiled_s"]),
+                   "speedup": figures["eager_s"] / figures["compiled_s"],
+                   "break_even_calls": figures["break_even_calls"]}
+            calls = row["break_even_calls"]
+            repaid = ctx.t("repaid after {n:,.0f} call(s)", n=calls) if math.isfinite(calls) else ctx.t("never repaid")
+            ctx.figure(name, row, label=ctx.t(
+                "{label}, {who}: compile {compile_s:.3f} s (the compiler counted {compiler_metric_s:.3f} s), a call "
+                "{eager_ms:.3g} ms eager and {compiled_ms:.3g} ms compiled ({speedup:.2f}× as fast), {repaid}",
+                label=label, who=who, repaid=repaid, **row))
         compiled = ctx.reference.compile_block(model)
         compiled(x)
-        timing = ctx.time(lambda: compiled(x), lambda: model(x), name=ctx.t("{label}: compiled vs eager", label=label),
+        timing = ctx.time(lambda: compiled(x), lambda: model(x), name=f"{key}: compiled vs eager",
+                          label=ctx.t("{label}: compiled vs eager", label=label),
                           compares=ctx.t("timed by the check"), sides=(ctx.t("compiled"), ctx.t("eager")))
         yours = e / c
         # Only a wide gap is judged (a fact of the learner's run alone, so ctx.fail, not an
@@ -408,7 +415,7 @@ def check(ctx):
         counters.clear()
         backend = "Triton" if ctx.device.type == "cuda" else "C++"
         compiling = ctx.t("compiling your block with Inductor ({backend} kernels)…", backend=backend)
-        with ctx.build(compiling, figure="compile_s"):
+        with ctx.build(compiling, figure="compile_s", label=ctx.t("compiling your block (first call)")):
             compiled = mine.compile_block(block)
             ctx.expect(callable(compiled), ctx.t("compile_block must return the compiled block (a callable), "
                                                  "it returned {kind}", kind=type(compiled).__name__))
@@ -451,12 +458,16 @@ def check(ctx):
         # or turns grad mode off for its timing leaves a change the call contract sees.
         wide = _counted(_Elementwise)(256).to(ctx.device).train()
         row = _counted(nn.Linear)(8, 8).to(ctx.device).train()
+        # A job's figures are named in English (their keys in history and --json), the job in
+        # the learner's words beside them.
+        block_shape, wide_shape = (batch, seq, dim), (16, 256, 256)
         jobs = [
-            (ctx.t("the block {shape}", shape=(batch, seq, dim)), block, x, 3, 200, False),
-            (ctx.t("elementwise norm {shape}", shape=(16, 256, 256)), wide, ctx.randn(16, 256, 256), 2, 10, False),
-            (ctx.t("Linear(8, 8) on one row"), row, ctx.randn(1, 8), 10, 5000, True),
+            (f"the block {block_shape}", ctx.t("the block {shape}", shape=block_shape), block, x, 3, 200, False),
+            (f"elementwise norm {wide_shape}", ctx.t("elementwise norm {shape}", shape=wide_shape), wide,
+             ctx.randn(*wide_shape), 2, 10, False),
+            ("Linear(8, 8) on one row", ctx.t("Linear(8, 8) on one row"), row, ctx.randn(1, 8), 10, 5000, True),
         ]
-        for label, model, inputs, warmup, iters, grad in jobs:
+        for key, label, model, inputs, warmup, iters, grad in jobs:
             with torch.enable_grad() if grad else contextlib.nullcontext():
-                _check_cost(ctx, mine, label, model, inputs, warmup, iters, metric_works)
+                _check_cost(ctx, mine, key, label, model, inputs, warmup, iters, metric_works)
     expect_config_kept(ctx, config, ctx.t("your code"))

@@ -113,8 +113,8 @@ def check(ctx):
             ctx.expect_close(label, out,
                              _expected(model, x, call), atol=1e-5, rtol=1e-4)
 
-    ctx.figure("graphs", counter.graphs)
-    ctx.figure("recompiles", max(0, counter.graphs - 1))
+    ctx.figure("graphs", counter.graphs, label=ctx.t("graphs compiled"))
+    ctx.figure("recompiles", max(0, counter.graphs - 1), label=ctx.t("recompiles"))
     if counter.graphs > MAX_GRAPHS:
         reasons, hints, causes = _reasons(ctx)
         shown = "; ".join(reasons[:3])

@@ -69,7 +69,8 @@ def _whole_model_compile_s(ctx, inputs: int, dim: int, depth: int, outputs: int,
     torch.manual_seed(ctx.seed)
     whole = ctx.reference.Model(inputs, dim, depth, outputs).to(ctx.device)
     clear()
-    with ctx.build(ctx.t("compiling the whole model instead, for comparison…"), figure="whole_model_compile_s"):
+    with ctx.build(ctx.t("compiling the whole model instead, for comparison…"), figure="whole_model_compile_s",
+                   label=ctx.t("first training step, whole model compiled")):
         start = time.perf_counter()
         (torch.compile(whole, backend=CountingBackend(INNER))(x) * w).sum().backward()
         return time.perf_counter() - start
@@ -111,7 +112,7 @@ def check(ctx):
     counter = CountingBackend(INNER)
     results, runs = [], []
     compiling = ctx.t("compiling your blocks (first training step, backend {inner})…", inner=INNER)
-    with ctx.build(compiling, figure="compile_s"):
+    with ctx.build(compiling, figure="compile_s", label=ctx.t("first training step, your blocks compiled")):
         start = time.perf_counter()
         compiled = mine.compile_regions(model, backend=counter)
         ctx.expect(callable(compiled), ctx.t("compile_regions must return the model (callable), it returned {kind}",
@@ -125,14 +126,15 @@ def check(ctx):
         results.append(_step(ctx, compiled, *steps[i + 1], params))
         runs.append(counter.runs - before)
 
-    ctx.figure("graphs", counter.graphs)
-    ctx.figure("compiled graph runs per forward", runs[-1])
+    ctx.figure("graphs", counter.graphs, label=ctx.t("graphs compiled"))
+    ctx.figure("compiled graph runs per forward", runs[-1], label=ctx.t("compiled graph runs per forward pass"))
     reasons, hints, kinds = recompiles(ctx)  # before the comparison below resets Dynamo
     elsewhere.expect_kept(ctx, "compile_regions")
     if getattr(ctx.channel, "measures_speed", True):
         # Only in the learner's run (the reference run's figures are not shown).
         whole = _whole_model_compile_s(ctx, inputs, dim, depth, outputs, *steps[0])
-        ctx.figure("compile time, regional / whole model", round(regional / whole, 3))
+        ctx.figure("compile time, regional / whole model", round(regional / whole, 3),
+                   label=ctx.t("first-step time, your blocks compiled / the whole model compiled"))
 
     ctx.expect(counter.graphs >= 1,
                ctx.t("no graph reached the backend the check passed in: nothing was compiled. torch.compile(block, "

@@ -106,5 +106,10 @@ def check(ctx):
     ctx.expect_close(ctx.t("output for an input that does not require grad"), out, F.leaky_relu(x, 0.1))
 
     slope = round(0.05 + 0.3 * float(ctx.rand(1)), 4)
+    # What any elementwise op promises beyond the drawn cases: expanded (stride-0) inputs and
+    # incoming gradients, inf/-inf/NaN/1e30 values, a non-leaf input whose gradient reaches its
+    # leaf, and the same input twice.
+    ctx.probe("leaky_relu", lambda shape, dtype: (ctx.randn(*shape, dtype=dtype, scale=3.0), slope),
+              truth=F.leaky_relu, expanded=True, extremes=True, nonleaf=True, expanded_grad=True, repeat=True)
     ctx.gradcheck(f"leaky_relu with negative_slope={slope}", lambda t: mine.leaky_relu(t, slope),
                   [ctx.randn(4, 6, dtype=torch.float64, requires_grad=True)])

@@ -72,4 +72,9 @@ def check(ctx):
     expect_second_derivative(ctx, mine.sigmoid, torch.sigmoid, x, ctx.randn(3, 6, dtype=torch.float64),
                              ctx.randn(3, 6, dtype=torch.float64))
 
+    # What any elementwise op promises beyond the drawn cases: expanded (stride-0) inputs and
+    # incoming gradients, inf/-inf/NaN/1e30 values, a non-leaf input whose gradient reaches its
+    # leaf, the same input twice and two calls before one backward.
+    ctx.probe("sigmoid", lambda shape, dtype: (ctx.randn(*shape, dtype=dtype, scale=4.0),), truth=torch.sigmoid,
+              expanded=True, extremes=True, nonleaf=True, expanded_grad=True, repeat=True)
     ctx.gradcheck("sigmoid", mine.sigmoid, [ctx.randn(4, 3, dtype=torch.float64, requires_grad=True)])

@@ -205,8 +205,11 @@ def check(ctx):
         opt.step()
         losses.append(loss.item())
     drift = float(w.detach().abs().max()) / scale
-    ctx.figure("training loss", {"first": losses[0], "last": losses[-1]})
-    ctx.figure("largest latent weight, in steps", drift)
+    ctx.figure("training loss", {"first": losses[0], "last": losses[-1]},
+               label=ctx.t("training loss through fake_quant: {first:.4g} at the first step, {last:.4g} at "
+                           "step {steps}", first=losses[0], last=losses[-1], steps=len(losses)))
+    ctx.figure("largest latent weight, in steps", drift,
+               label=ctx.t("largest latent weight, in quantization steps"))
     ctx.expect(
         losses[-1] < 0.5 * losses[0],
         ctx.t(

@@ -46,6 +46,12 @@ def check(ctx):
     ctx.expect_equal(ctx.t("where relu(x) is NaN, for x with NaN, +-inf and zeros (torch.relu keeps NaN as NaN)"),
                      torch.isnan(out), torch.isnan(expected))
     ctx.expect_close(ctx.t("relu(x) for x with NaN, +-inf, zeros and huge values"), out, expected)
+    # -0.0 == 0.0, so the comparison above cannot see the sign of a zero: torch.relu(-0.0) is -0.0
+    # (the input passes through where `x < 0` is false). A `x <= 0 ? 0 : x` turns it into +0.0.
+    number = ~torch.isnan(expected)
+    ctx.expect_equal(ctx.t("the sign bit of relu(x) where x is -0.0 or +0.0 (torch.relu(-0.0) is -0.0: return the "
+                           "input itself wherever `x < 0` is false)"),
+                     torch.signbit(out) & number, torch.signbit(expected) & number)
 
     rows, cols = ctx.choice([3, 17, 64]), ctx.choice([5, 31, 100])
     layouts = [

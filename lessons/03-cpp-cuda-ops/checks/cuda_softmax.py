@@ -160,17 +160,24 @@ def check(ctx):
                       lambda: mine.softmax(x3), (RuntimeError, IndexError))
 
     naive = None
-    with ctx.build(ctx.t("building the one-thread-per-row kernel to compare with…"), figure="naive_build_s"):
+    with ctx.build(ctx.t("building the one-thread-per-row kernel to compare with…"), figure="naive_build_s",
+                   label=ctx.t("building the one-thread-per-row kernel")):
         from torch.utils.cpp_extension import load_inline
 
         naive = load_inline(name="tutor_ch03_softmax_one_thread_per_row", cpp_sources=NAIVE_CPP,
                             cuda_sources=NAIVE_CUDA, functions=["softmax"], extra_cflags=["-O2"],
                             extra_cuda_cflags=["-O2"], no_implicit_headers=True)
     x = ctx.randn(8192, 1024)
-    vs_naive = ctx.time(lambda: mine.softmax(x), lambda: naive.softmax(x), name="vs one thread per row")
-    ctx.figure("speedup_vs_one_thread_per_row", vs_naive.speedup)
+    vs_naive = ctx.time(lambda: mine.softmax(x), lambda: naive.softmax(x), name="vs one thread per row",
+                        label=ctx.t("time against one thread per row"),
+                        compares=ctx.t("your kernel vs a kernel with one thread per row"),
+                        sides=(ctx.t("yours"), ctx.t("one thread per row")))
+    ctx.figure("speedup_vs_one_thread_per_row", vs_naive.speedup,
+               label=ctx.t("speedup over one thread per row (at least {minimum:g}× expected)", minimum=MIN_SPEEDUP))
     ctx.time(lambda: mine.softmax(x), lambda: ctx.reference.softmax(x), name="time")
-    ctx.time(lambda: mine.softmax(x), lambda: torch.softmax(x, dim=1), name="vs torch.softmax")
+    ctx.time(lambda: mine.softmax(x), lambda: torch.softmax(x, dim=1), name="vs torch.softmax",
+             label=ctx.t("time against torch.softmax"), compares=ctx.t("your softmax vs torch.softmax (ATen's)"),
+             sides=(ctx.t("yours"), ctx.t("torch.softmax")))
     ctx.expect(vs_naive.speedup >= MIN_SPEEDUP,
                ctx.t("your kernel is correct but only {speedup:.1f}x as fast as one thread per row "
                      "({mine_ms:.3f} ms vs {naive_ms:.3f} ms on 8192 x 1024; at least {minimum:g}x is expected): "

@@ -8,6 +8,8 @@ graph that holds it as exactly one node; the fake implementation describes the r
 the same computation in ATen."""
 
 import math
+import os
+import re
 from pathlib import Path
 
 import torch
@@ -40,6 +42,44 @@ def _registered_keys() -> str:
     return ", ".join(keys) or "-"
 
 
+def _schema_registered_at() -> str:
+    """The file (without line) where the operator's schema was registered, from the dispatcher's
+    own record: `debug: registered at /path/main.cpp:41` for TORCH_LIBRARY, torch/library.py for
+    torch.library.define."""
+    try:
+        dump = torch._C._dispatch_dump(QUALIFIED)
+    except Exception:  # noqa: BLE001 - an older or newer torch: no record to read
+        return ""
+    match = re.search(r"^debug: registered at (.+?)(?::\d+)?\s*$", dump, re.MULTILINE)
+    return match.group(1) if match else ""
+
+
+def _pybind_modules() -> list[str]:
+    """Python extension modules (a PyInit_<name> symbol) among the shared libraries mapped into
+    this process from the extension build folder."""
+    import ctypes
+
+    from torch.utils.cpp_extension import get_default_build_root
+
+    root = os.path.realpath(os.environ.get("TORCH_EXTENSIONS_DIR") or get_default_build_root())
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
+            paths = {line.split(None, 5)[5].strip() for line in maps if len(line.split(None, 5)) == 6}
+    except OSError:  # not Linux: nothing to inspect
+        return []
+    found = []
+    for path in sorted(paths):
+        if not path.endswith(".so") or not os.path.realpath(path).startswith(root + os.sep):
+            continue
+        name = Path(path).stem
+        try:
+            if hasattr(ctypes.CDLL(path), f"PyInit_{name}"):
+                found.append(name)
+        except OSError:
+            continue
+    return found
+
+
 def _dtype_name(dtype: torch.dtype) -> str:
     return str(dtype).removeprefix("torch.")
 
@@ -70,6 +110,13 @@ def check(ctx):
     fn = getattr(mine, "row_rms", None)
     ctx.expect(callable(fn), ctx.t("your file must define `{name}`", name="row_rms"))
 
+    def eager(t):
+        # A Python function is wrapped by the call contract, the operator itself (row_rms =
+        # torch.ops.tutor_ch03_cpp.row_rms, just as right) is not: call both alike. What the call
+        # may not change, its input, no_mutation checks. (torch.compile skips the contract anyway.)
+        with ctx.uncontracted():
+            return fn(t)
+
     # 1. The operator exists: TORCH_LIBRARY ran, which happens when load_inline loads the library.
     try:
         packet = getattr(getattr(torch.ops, NAMESPACE), NAME)
@@ -85,6 +132,15 @@ def check(ctx):
                ctx.t("{op} has no default overload (it has: {overloads}): define the schema as "
                      "\"row_rms(...) -> ...\", with no .overload name", op=QUALIFIED,
                      overloads=", ".join(overloads) or "-"))
+
+    # 1b. Defined in C++, not from Python: torch.library.define in the .py file makes an operator
+    #     that C++ callers and AOT-compiled programs loading only the library never see.
+    where = _schema_registered_at()
+    ctx.expect(not (where.endswith(".py") or QUALIFIED in getattr(torch.library, "_defs", ())),
+               ctx.t("{op} is declared from Python (its schema was registered at {where}), so the library alone "
+                     "does not define it: C++ callers and programs that load only the library never see it. "
+                     "Declare it in the C++ source, with m.def(\"row_rms(Tensor x) -> Tensor\") inside "
+                     "TORCH_LIBRARY({namespace}, m)", op=QUALIFIED, where=where or "Python", namespace=NAMESPACE))
 
     # 2. The schema: one tensor in, one fresh tensor out, nothing written, nothing aliased.
     schema = packet.default._schema
@@ -117,7 +173,7 @@ def check(ctx):
         what, make = cases[i]
         x = make()
         described = ctx.t("{what} of shape {shape}", what=what, shape=tuple(x.shape))
-        out = _call(ctx, lambda t: ctx.no_mutation(fn, t), x, described)
+        out = _call(ctx, lambda t: ctx.no_mutation(eager, t), x, described)
         ctx.expect_close(ctx.t("row_rms(x) for {what}", what=described), out, _expected(x))
         direct = _call(ctx, packet, x, described)
         ctx.expect_close(ctx.t("torch.ops.{namespace}.row_rms(x) for {what}", namespace=NAMESPACE, what=described),
@@ -135,7 +191,8 @@ def check(ctx):
 
     compiled = torch.compile(scaled, fullgraph=True, backend=counting_backend, dynamic=True)
     x = ctx.randn(ctx.choice([5, 12]), ctx.choice([7, 50]))
-    with ctx.build(ctx.t("compiling row_rms(x) * 2 + 1 with torch.compile(fullgraph=True)"), figure="compile_s"):
+    with ctx.build(ctx.t("compiling row_rms(x) * 2 + 1 with torch.compile(fullgraph=True)"), figure="compile_s",
+                   label=ctx.t("compiling with torch.compile")):
         try:
             out = compiled(x)
         except Exception as exc:  # noqa: BLE001 - reported to the learner
@@ -167,7 +224,16 @@ def check(ctx):
                ctx.t("the compiled graph holds {op} {count} times, expected exactly once (its calls: {calls}): "
                      "row_rms must call the registered operator itself, once", op=QUALIFIED, count=nodes,
                      calls=", ".join(sorted({str(t) for t in targets})) or "-"))
-    ctx.figure("graphs_compiled", len(graphs))
+    ctx.figure("graphs_compiled", len(graphs), label=ctx.t("graphs compiled"))
+
+    # 4b. No pybind11 module: the library is loaded with is_python_module=False and called through
+    #     the dispatcher. A build with functions=[...] still leaves a Python extension module.
+    modules = _pybind_modules()
+    ctx.expect(not modules,
+               ctx.t("your file still builds a pybind11 module ({names}): load_inline with functions=[...] (or "
+                     "is_python_module left True) generates Python bindings the task removes. Build with "
+                     "load_inline(..., is_python_module=False) and no functions=, which only loads the library "
+                     "and runs its TORCH_LIBRARY blocks", names=", ".join(modules)))
 
     # 5. The fake implementation, on fake tensors: the real op's shape, dtype and device.
     ctx.phase(ctx.t("running your fake implementation on fake tensors"))
@@ -195,6 +261,24 @@ def check(ctx):
                          fake_dtype=_dtype_name(fake.dtype), fake_device=fake.device.type, dtype=_dtype_name(dtype),
                          real_dtype=_dtype_name(real.dtype), real_device=real.device.type))
 
+    # 5b. On a `meta` input (register_fake is the op's Meta kernel too): shapes, dtype and device from
+    #     x, never torch's defaults (torch.empty(n, dtype=x.dtype) hands back a CPU tensor).
+    rows, cols = ctx.choice([3, 8]), ctx.choice([5, 11])
+    meta = torch.empty(rows, cols, dtype=torch.float64, device="meta")
+    try:
+        got = packet(meta)
+    except Exception as exc:  # noqa: BLE001 - reported to the learner
+        ctx.fail(ctx.t("{op} raised {error} for a float64 tensor on the `meta` device (your fake implementation "
+                       "serves as its Meta kernel): {message}", op=QUALIFIED, error=type(exc).__name__,
+                       message=_first_line(exc)))
+    ok = isinstance(got, torch.Tensor) and got.device.type == "meta" and got.dtype == torch.float64 \
+        and tuple(got.shape) == (rows,)
+    ctx.expect(ok, ctx.t("for a float64 x of shape {shape} on the `meta` device your fake implementation returns "
+                         "{got}, expected float64 on meta with shape {want}: take the device (and dtype) from x, "
+                         "e.g. x.new_empty(...)", shape=(rows, cols), want=(rows,),
+                         got=(f"{_dtype_name(got.dtype)} on {got.device.type} with shape {tuple(got.shape)}"
+                              if isinstance(got, torch.Tensor) else type(got).__name__)))
+
     # 6. opcheck: schema vs behaviour, fake vs real (strides too), AOTAutograd tracing.
     ctx.phase(ctx.t("torch.library.opcheck"))
     for dtype in (torch.float32, torch.float64):
@@ -208,4 +292,6 @@ def check(ctx):
     x = ctx.randn(2048, 512)
     scale = 1.0 / math.sqrt(x.shape[1])
     ctx.time(lambda: packet(x), lambda: torch.linalg.vector_norm(x, dim=1) * scale, name="vs ATen",
-             compares=ctx.t("your op vs torch.linalg.vector_norm(x, dim=1) / sqrt(cols)"))
+             label=ctx.t("time against ATen"),
+             compares=ctx.t("your op vs torch.linalg.vector_norm(x, dim=1) / sqrt(cols)"),
+             sides=(ctx.t("your op"), ctx.t("ATen")))

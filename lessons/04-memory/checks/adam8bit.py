@@ -40,6 +40,67 @@ def _check_configuration(ctx, opt, model, lr):
                          i=i, wd=group.get("weight_decay")))
 
 
+def _deep_state_bytes(optimizer):
+    """The same count with tensors inside lists and tuples too (LBFGS keeps its history in lists):
+    "all tensors in the state" read either way is right."""
+    def size(v):
+        if isinstance(v, torch.Tensor):
+            return v.numel() * v.element_size()
+        if isinstance(v, (list, tuple)):
+            return sum(size(item) for item in v)
+        return 0
+    return sum(size(v) for state in optimizer.state.values() for v in state.values())
+
+
+def _check_state_bytes_anywhere(ctx, mine):
+    """state_bytes "for any optimizer": SGD's momentum_buffer, RMSprop's square_avg and step, LBFGS
+    (whose state also holds numbers and lists); before the first step, and with a frozen parameter
+    that never gets state. Measuring must not change the optimizer: optimizer.state is a
+    defaultdict, and reading optimizer.state[p] for a parameter without state inserts one."""
+    torch.manual_seed(ctx.seed + 1)
+    probe = nn.Sequential(nn.Linear(7, 5), nn.Tanh(), nn.Linear(5, 3)).to(ctx.device)
+    probe[0].bias.requires_grad_(False)  # frozen: no gradient, so no state
+    xs, ys = ctx.randn(16, 7), ctx.randn(16, 3)
+    makers = (("torch.optim.SGD(momentum=0.9)", lambda ps: torch.optim.SGD(ps, lr=0.01, momentum=0.9)),
+              ("torch.optim.RMSprop", lambda ps: torch.optim.RMSprop(ps, lr=0.01)),
+              ("torch.optim.LBFGS", lambda ps: torch.optim.LBFGS(ps, lr=0.1, max_iter=3)))
+    for name, make in makers:
+        opt = make(probe.parameters())
+        for stepped in (False, True):
+            when = ctx.t("after a step") if stepped else ctx.t("before its first step")
+            if stepped:
+                def closure(opt=opt):
+                    opt.zero_grad(set_to_none=True)
+                    loss = F.mse_loss(probe(xs), ys)
+                    loss.backward()
+                    return loss
+                opt.step(closure)
+            entries = len(opt.state)
+            try:
+                got = mine.state_bytes(opt)
+            except Exception as exc:  # noqa: BLE001 - reported to the learner
+                ctx.fail(ctx.t("state_bytes raised {error} for {name} {when}: {message}. Count only the values that "
+                               "are tensors and skip everything else (numbers, lists)", error=type(exc).__name__,
+                               name=name, when=when, message=str(exc).strip().splitlines()[0] if str(exc).strip()
+                               else type(exc).__name__))
+            ctx.expect(len(opt.state) == entries,
+                       ctx.t("state_bytes changed the optimizer it measured: {name} {when} had state for {before} "
+                             "parameter(s) and has it for {after} afterwards. optimizer.state is a defaultdict: "
+                             "reading optimizer.state[p] for a parameter without state adds an empty entry; iterate "
+                             "over optimizer.state.values() instead", name=name, when=when, before=entries,
+                             after=len(opt.state)))
+            counts = {_state_bytes(opt), _deep_state_bytes(opt)}
+            try:
+                value = None if isinstance(got, bool) else float(got)
+            except (TypeError, ValueError, RuntimeError):
+                value = None
+            ok = value in counts
+            ctx.expect(ok, ctx.t("state_bytes({name}) {when} returned {got}, but its state holds {want} bytes of "
+                                 "tensors: count numel() * element_size() of every tensor in optimizer.state, "
+                                 "whatever its key, in bytes", name=name, when=when, got=got,
+                                 want=min(counts)))
+
+
 def _train(model, opt, batches):
     for x, y in batches:
         loss = F.mse_loss(model(x), y)
@@ -78,15 +139,23 @@ def check(ctx):
     mine_bytes, adam_bytes, ref_bytes = _state_bytes(opt), _state_bytes(adam), _state_bytes(ref_opt)
     ctx.expect_equal("state_bytes(your optimizer)", int(mine.state_bytes(opt)), mine_bytes, within_run=True)
     ctx.expect_equal("state_bytes(torch.optim.Adam)", int(mine.state_bytes(adam)), adam_bytes)
+    _check_state_bytes_anywhere(ctx, mine)
     with torch.no_grad():
         losses = {name: F.mse_loss(m(x_all), y_all).item()
                   for name, m in (("yours", model), ("adam", adam_model))}
-    ctx.figure("optimizer_state_MiB", {"yours": round(mine_bytes / 2**20, 3),
-                                       "reference": round(ref_bytes / 2**20, 3),
-                                       "adam_fp32": round(adam_bytes / 2**20, 3)})
-    ctx.figure("state_vs_adam_pct", {"yours": round(100 * mine_bytes / adam_bytes, 1),
-                                     "reference": round(100 * ref_bytes / adam_bytes, 1)})
-    ctx.figure("loss_after_steps", {"start": round(start_loss, 5), **{k: round(v, 5) for k, v in losses.items()}})
+    state = {"yours": round(mine_bytes / 2**20, 3), "reference": round(ref_bytes / 2**20, 3),
+             "adam_fp32": round(adam_bytes / 2**20, 3)}
+    ctx.figure("optimizer_state_MiB", state,
+               label=ctx.t("optimizer state: yours {yours:.3f} MiB, the reference's {reference:.3f} MiB, "
+                           "torch.optim.Adam's (float32) {adam_fp32:.3f} MiB", **state))
+    share = {"yours": round(100 * mine_bytes / adam_bytes, 1), "reference": round(100 * ref_bytes / adam_bytes, 1)}
+    ctx.figure("state_vs_adam_pct", share,
+               label=ctx.t("optimizer state against torch.optim.Adam's: yours {yours:.1f}%, the reference's "
+                           "{reference:.1f}%", **share))
+    loss = {"start": round(start_loss, 5), **{k: round(v, 5) for k, v in losses.items()}}
+    ctx.figure("loss_after_steps", loss,
+               label=ctx.t("loss after {steps} steps: {yours:.5g} with your optimizer, {adam:.5g} with "
+                           "torch.optim.Adam (from {start:.5g})", steps=STEPS, **loss))
 
     ctx.expect(mine_bytes > 0, ctx.t("your optimizer holds no state after training: did it step at all?"))
     ctx.expect(mine_bytes <= MAX_RATIO * adam_bytes,

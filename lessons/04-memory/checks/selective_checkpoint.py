@@ -63,13 +63,15 @@ def _full(stack, x):
     return h
 
 
-def _policy_says(mine, op, args):
-    """What the learner's `policy` returns for `op` (None when there is no usable policy)."""
+def _policy_says(ctx, mine, op, args):
+    """What the learner's `policy` returns for `op` (None when there is no usable policy). Outside
+    the call contract: diagnoses call it in the learner's run only."""
     fn = getattr(mine, "policy", None)
     if not callable(fn):
         return None
     try:
-        got = fn(SelectiveCheckpointContext(is_recompute=False), op, *args)
+        with ctx.uncontracted():
+            got = fn(SelectiveCheckpointContext(is_recompute=False), op, *args)
     except Exception:  # noqa: BLE001 - a policy that cannot be probed gets the generic advice
         return None
     if isinstance(got, bool):  # checkpoint accepts True/False as MUST_SAVE/PREFER_RECOMPUTE
@@ -80,9 +82,9 @@ def _policy_says(mine, op, args):
 def _why_matmuls(ctx, mine):
     """The usual cause of a rerun matmul, read from the learner's own policy."""
     a, b, bias = torch.zeros(4, 3), torch.zeros(3, 5), torch.zeros(5)
-    addmm = _policy_says(mine, aten.addmm.default, (bias, a, b))
-    mm = _policy_says(mine, aten.mm.default, (a, b))
-    gelu = _policy_says(mine, aten.gelu.default, (a,))
+    addmm = _policy_says(ctx, mine, aten.addmm.default, (bias, a, b))
+    mm = _policy_says(ctx, mine, aten.mm.default, (a, b))
+    gelu = _policy_says(ctx, mine, aten.gelu.default, (a,))
     if addmm in SAVE:
         return ctx.t("your policy says {got} for torch.ops.aten.addmm.default, yet backward reran it, so the "
                      "blocks were not checkpointed with that policy: pass context_fn=functools.partial("
@@ -152,6 +154,15 @@ def check(ctx):
                      "from selective_forward: was it detached?"))
     ctx.expect_close("gradient of the input (when it requires grad)", x_mine.grad, x_plain.grad)
 
+    # 1c. Under torch.no_grad() (evaluation): the same output, and the caller's grad mode left off.
+    with torch.no_grad():
+        out = _forward(ctx, mine.selective_forward, stack, x)
+        ctx.expect(not torch.is_grad_enabled(),
+                   ctx.t("selective_forward, called under torch.no_grad(), turned grad mode back on for its "
+                         "caller: leave the caller's grad mode as it was"))
+        expected = stack(x)
+    ctx.expect_close(ctx.t("output of selective_forward under torch.no_grad()"), out, expected)
+
     # 2. What backward reruns: no matmul, but the cheap ops of every block.
     ctx.phase(ctx.t("counting the ops that backward reruns"))
     depth = 4
@@ -164,10 +175,16 @@ def check(ctx):
     full_ops = _backward_ops(ctx, _full, stack, x, g)
     matmuls = extra(ops, plain, MATMULS)
     cheap, ref_cheap = extra(ops, plain, CHEAP), extra(ref_ops, plain, CHEAP)
-    ctx.figure("matmuls_rerun_in_backward", {"yours": sum(matmuls.values()),
-                                             "reference": sum(extra(ref_ops, plain, MATMULS).values()),
-                                             "full_checkpointing": sum(extra(full_ops, plain, MATMULS).values())})
-    ctx.figure("cheap_ops_rerun_in_backward", {"yours": sum(cheap.values()), "reference": sum(ref_cheap.values())})
+    rerun = {"yours": sum(matmuls.values()), "reference": sum(extra(ref_ops, plain, MATMULS).values()),
+             "full_checkpointing": sum(extra(full_ops, plain, MATMULS).values())}
+    ctx.figure("matmuls_rerun_in_backward", rerun,
+               label=ctx.t("matmuls that backward reruns on {depth} blocks: {yours} with your policy, {reference} "
+                           "with the reference's, {full_checkpointing} with full checkpointing", depth=depth,
+                           **rerun))
+    cheap_rerun = {"yours": sum(cheap.values()), "reference": sum(ref_cheap.values())}
+    ctx.figure("cheap_ops_rerun_in_backward", cheap_rerun,
+               label=ctx.t("cheap ops that backward reruns on {depth} blocks: {yours} with your policy, "
+                           "{reference} with the reference's", depth=depth, **cheap_rerun))
     if matmuls:
         ctx.fail(ctx.t("on a {depth}-block stack, backward reran {n} matmul(s) ({ops}) that forward should have "
                        "kept: {why}", depth=depth, n=sum(matmuls.values()), ops=_names(matmuls),
@@ -184,6 +201,30 @@ def check(ctx):
                      "matmuls", depth=depth, n=sum(cheap.values()), ops=_names(cheap),
                      m=sum(ref_cheap.values()), ref_ops=_names(ref_cheap)))
 
+    # 2b. The policy itself, for ops this Block does not run: every matmul overload is kept (a Linear
+    #     without a bias runs aten.mm, a batched matmul aten.bmm), and no cheap op is (saving the
+    #     residual add keeps a (rows, width) tensor per block that backward could rebuild for free).
+    #     A policy that cannot be probed with stand-in arguments is left to the counts above.
+    a, b, bias = torch.zeros(4, 3), torch.zeros(3, 5), torch.zeros(5)
+    a3, b3 = torch.zeros(2, 4, 3), torch.zeros(2, 3, 5)
+    w3, b3n = torch.ones(3), torch.zeros(3)
+    for op, args, what in ((aten.mm.default, (a, b), ctx.t("what nn.Linear without a bias runs")),
+                           (aten.addmm.default, (bias, a, b), ctx.t("what nn.Linear with a bias runs")),
+                           (aten.bmm.default, (a3, b3), ctx.t("a batched matmul"))):
+        got = _policy_says(ctx, mine, op, args)
+        ctx.expect(got is None or got in SAVE,
+                   ctx.t("your policy returns {got} for torch.ops.{op} ({what}): keep the output of every matrix "
+                         "multiplication (MUST_SAVE), aten.mm and aten.bmm as well as aten.addmm",
+                         got=got, op=str(op), what=what))
+    for op, args in ((aten.add.Tensor, (a, a)), (aten.mul.Tensor, (a, a)), (aten.gelu.default, (a,)),
+                     (aten.native_layer_norm.default, (a, [3], w3, b3n, 1e-5))):
+        got = _policy_says(ctx, mine, op, args)
+        ctx.expect(got is None or got not in SAVE,
+                   ctx.t("your policy returns {got} for torch.ops.{op}, a cheap op: forward keeps its output "
+                         "although backward could recompute it for next to nothing. Keep only what the matmuls "
+                         "produce, and answer PREFER_RECOMPUTE (or MUST_RECOMPUTE) for every other op",
+                         got=got, op=str(op)))
+
     # 3. Peak memory of a whole training step: between full checkpointing and none.
     ctx.phase(ctx.t("measuring peak memory of forward + backward"))
     torch.manual_seed(ctx.seed)
@@ -199,11 +240,14 @@ def check(ctx):
     plain_step, full_step = step(lambda s, inp: s(inp)), step(_full)
     ctx.peak_memory(plain_step)  # the profiler's first run pays its own start-up: warm it
     plain_bytes, full_bytes = ctx.peak_memory(plain_step), ctx.peak_memory(full_step)
-    mem = ctx.memory(step(mine.selective_forward), step(ref.selective_forward))
-    ctx.figure("peak_MiB", {"no_checkpointing": round(plain_bytes / 2**20, 3),
-                            "full_checkpointing": round(full_bytes / 2**20, 3),
-                            "yours": round(mem.learner_bytes / 2**20, 3),
-                            "reference": round(mem.reference_bytes / 2**20, 3)})
+    mem = ctx.memory(step(mine.selective_forward), step(ref.selective_forward),
+                     compares=ctx.t("one training step (forward + backward): your policy vs the reference's"))
+    peaks = {"no_checkpointing": round(plain_bytes / 2**20, 3), "full_checkpointing": round(full_bytes / 2**20, 3),
+             "yours": round(mem.learner_bytes / 2**20, 3), "reference": round(mem.reference_bytes / 2**20, 3)}
+    ctx.figure("peak_MiB", peaks,
+               label=ctx.t("peak memory of a step: {yours:.3f} MiB with your policy, {reference:.3f} MiB with the "
+                           "reference's, {no_checkpointing:.3f} MiB without checkpointing, {full_checkpointing:.3f} "
+                           "MiB with full checkpointing", **peaks))
     ctx.expect(mem.learner_bytes <= MAX_OVER_REFERENCE * mem.reference_bytes,
                ctx.t("peak memory of forward+backward is {mine:.2f} MiB with your selective checkpointing: "
                      "{plain:.2f} MiB without checkpointing, {full:.2f} MiB with full checkpointing, and the "
@@ -214,4 +258,5 @@ def check(ctx):
 
     # 4. What it buys over full checkpointing: no second pass through the matmuls.
     ctx.time(step(mine.selective_forward), full_step,
-             compares="your selective step vs full checkpointing (speedup = times faster than full checkpointing)")
+             compares=ctx.t("a training step: your selective checkpointing vs full checkpointing"),
+             sides=(ctx.t("your selective step"), ctx.t("full checkpointing")))

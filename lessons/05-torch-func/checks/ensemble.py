@@ -161,8 +161,11 @@ def check(ctx):
     ref_params, ref_buffers, ref_base = ctx.reference.stack_ensemble(models)
     x = ctx.randn(16, 32)
     with torch.no_grad():
+        loop = ctx.t("the loop")
         ctx.time(lambda: mine.ensemble_forward(params, buffers, base, x), lambda: _loop(models, x),
-                 compares="yours vs a Python loop over the 32 models (speedup = times faster than the loop)")
+                 compares=ctx.t("yours vs a Python loop over the {n} models", n=len(models)),
+                 sides=(ctx.t("yours"), loop))
         ctx.time(lambda: ctx.reference.ensemble_forward(ref_params, ref_buffers, ref_base, x),
-                 lambda: _loop(models, x), name="reference_vs_loop",
-                 compares="the reference solution vs the same loop over the models")
+                 lambda: _loop(models, x), name="reference_vs_loop", label=ctx.t("the reference against the loop"),
+                 compares=ctx.t("the reference solution vs the same loop over the models"),
+                 sides=(ctx.t("the reference"), loop))

@@ -143,7 +143,7 @@ def check(ctx):
     def formed():
         return hessian(f)(x) @ v
 
-    ctx.memory(lambda: mine.hvp(f, x, v), formed,
-               compares=f"yours vs forming the Hessian at n={N_BIG}: torch.func.hessian(f)(x) @ v")
-    ctx.time(lambda: mine.hvp(f, x, v), formed,
-             compares=f"yours vs forming the Hessian at n={N_BIG} (speedup = times faster than hessian(f)(x) @ v)")
+    compares = ctx.t("yours vs forming the Hessian at n={n}: torch.func.hessian(f)(x) @ v", n=N_BIG)
+    sides = (ctx.t("yours"), ctx.t("forming the Hessian"))
+    ctx.memory(lambda: mine.hvp(f, x, v), formed, compares=compares, sides=sides)
+    ctx.time(lambda: mine.hvp(f, x, v), formed, compares=compares, sides=sides)

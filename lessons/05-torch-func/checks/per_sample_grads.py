@@ -104,7 +104,10 @@ def check(ctx):
     torch.manual_seed(ctx.seed)
     model = _cnn(8, 8, 10).to(ctx.device)
     x, y = ctx.randn(64, 3, 8, 8), ctx.randint(0, 10, (64,))
+    loop = ctx.t("the loop")
     ctx.time(lambda: mine.per_sample_grads(model, x, y), lambda: _loop(model, x, y),
-             compares="yours vs a loop of 64 backward() calls (speedup = times faster than the loop)")
+             compares=ctx.t("yours vs a loop of {n} backward() calls", n=len(x)), sides=(ctx.t("yours"), loop))
     ctx.time(lambda: ctx.reference.per_sample_grads(model, x, y), lambda: _loop(model, x, y),
-             name="reference_vs_loop", compares="the reference solution vs the same loop of backward() calls")
+             name="reference_vs_loop", label=ctx.t("the reference against the loop"),
+             compares=ctx.t("the reference solution vs the same loop of backward() calls"),
+             sides=(ctx.t("the reference"), loop))

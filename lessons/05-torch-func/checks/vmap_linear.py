@@ -106,7 +106,10 @@ def check(ctx):
     # matmul is several times faster (see the guide for when it is not).
     n, batch, d_in, d_out = 256, 16, 32, 32
     x, weight, bias = ctx.randn(batch, d_in), ctx.randn(n, d_out, d_in), ctx.randn(n, d_out)
+    loop = ctx.t("the loop")
     ctx.time(lambda: mine.batched_linear(x, weight, bias), lambda: _loop(x, weight, bias),
-             compares=f"yours vs the Python loop over {n} layers (speedup = times faster than the loop)")
+             compares=ctx.t("yours vs the Python loop over {n} layers", n=n), sides=(ctx.t("yours"), loop))
     ctx.time(lambda: ctx.reference.batched_linear(x, weight, bias), lambda: _loop(x, weight, bias),
-             name="reference_vs_loop", compares=f"the reference solution vs the same loop over {n} layers")
+             name="reference_vs_loop", label=ctx.t("the reference against the loop"),
+             compares=ctx.t("the reference solution vs the same loop over {n} layers", n=n),
+             sides=(ctx.t("the reference"), loop))

@@ -2,7 +2,7 @@
 
 Newton-type optimizers, curvature estimates and influence functions need H @ v, the Hessian of
 a scalar loss times a vector. For a model with n parameters the Hessian has n * n entries: one
-million parameters means a terabyte of float32. The product itself has only n.
+million parameters means 10^12 entries, 4 TB of float32. The product itself has only n.
 """
 
 import torch

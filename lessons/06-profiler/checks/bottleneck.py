@@ -83,6 +83,15 @@ def _per_key(prof):
     return self_t, total_t
 
 
+def _op_counts(prof):
+    """How often each aten op ran in a profile (its rows of key_averages(), times left out)."""
+    counts = defaultdict(int)
+    for e in prof.key_averages():
+        if e.key.startswith("aten::"):
+            counts[e.key] += int(e.count)
+    return dict(counts)
+
+
 def _top(self_t, n=4):
     grand = sum(self_t.values()) or 1.0
     ranked = sorted(self_t, key=self_t.get, reverse=True)
@@ -151,6 +160,8 @@ def check(ctx):
                    ctx.t("{desc}: the profiled forward passes ran with autograd on: this is an inference "
                          "profile, run them under torch.no_grad() (autograd's bookkeeping adds ops and time)",
                          desc=desc))
+        ctx.expect_equal(ctx.t("{desc}: the profiled forward passes (True where autograd was on)", desc=desc),
+                         profiled, profiled)
 
         # The learner's own profile: the last profiler it stopped.
         ctx.expect(profs, ctx.t("{desc}: find_bottleneck did not use torch.profiler.profile (as a `with` block "
@@ -199,5 +210,14 @@ def check(ctx):
                            "{expected:.2%} (its self CPU time divided by the self CPU time of every row of "
                            "key_averages(), the table's \"Self CPU %\").{how}",
                            desc=desc, share=share, name=name, expected=expected, how=how))
-        ctx.figure(f"share_{kind}", {"learner": share, "checker": self_t.get(name, 0.0) / grand,
-                                     "checker_top": self_t[ranked[0]] / grand})
+        # What the profile recorded, apart from its times: every op and how often it ran. Fixed by
+        # the model, `iters` and no_grad (not by the profiler's API, its warm-up or the threads),
+        # so `iters` passes of model(x) and nothing else inside the profile give the reference's.
+        ops = _op_counts(prof)
+        ctx.expect_equal(ctx.t("{desc}: the ops in your profile and how often each ran", desc=desc), ops, ops)
+        shares = {"learner": share, "checker": self_t.get(name, 0.0) / grand,
+                  "checker_top": self_t[ranked[0]] / grand}
+        ctx.figure(f"share_{kind}", shares,
+                   label=ctx.t("{desc}: your share for {name}, {learner:.1%}; the checker's own profiles give it "
+                               "{checker:.1%}, and their top op {top} {checker_top:.1%}",
+                               desc=desc, name=name, top=ranked[0], **shares))

@@ -119,8 +119,9 @@ def check(ctx):
     slow_prof = _profile_steps(ctx, slow, x, y)
     fast_prof = _profile_steps(ctx, fast, x, y, warm_up=False)  # from its very first step
     share = {k: round(prof.get(HOT, (0.0, 0))[0], 3) for k, prof in (("slow", slow_prof), ("yours", fast_prof))}
-    ctx.figure("hot_op_share", {**share, "op": HOT, "compares": "share of the self CPU time of 3 training "
-                                                                "steps, the given Whitened vs your FastWhitened"})
+    ctx.figure("hot_op_share", {**share, "op": HOT},
+               label=ctx.t("{op}'s share of the self CPU time of 3 training steps: {slow:.1%} with the given "
+                           "Whitened, {yours:.1%} with your FastWhitened", op=HOT, **share))
     found = mine.HOT_OP.strip()
     if found != HOT:
         if found == WRAPPER:
@@ -145,8 +146,9 @@ def check(ctx):
 
     timing = ctx.time(step(fast, torch.optim.SGD(fast.parameters(), lr=0.01)),
                       step(slow, torch.optim.SGD(slow.parameters(), lr=0.01)), name="step time",
-                      compares="your FastWhitened training step vs the given Whitened step "
-                               "(speedup = times faster than the slow step)")
+                      label=ctx.t("training step time"),
+                      compares=ctx.t("your FastWhitened training step vs the given Whitened step"),
+                      sides=(ctx.t("FastWhitened (yours)"), ctx.t("Whitened (given)")))
     ctx.expect(not timing.speedup < MIN_SPEEDUP,  # NaN (no timing in the reference run) passes
                ctx.t("your training step is only {speedup:.2f}x as fast as the slow one (at least "
                      "{need}x expected once the hot op is gone): profile your step and see what dominates now",

@@ -131,6 +131,8 @@ def check(ctx):
         ctx.expect(not missing and not extra,
                    ctx.t("{where}: layer_memory has keys {got}, expected the names of model.named_children(): "
                          "{want}", where=where, got=sorted(got), want=sorted(expected)))
+        keys = sorted(map(str, got))
+        ctx.expect_equal(ctx.t("{where}: the keys of layer_memory's dict, sorted", where=where), keys, keys)
         for name in expected:
             value = got[name]
             ctx.expect(isinstance(value, (int, float)) and not isinstance(value, bool),
@@ -157,6 +159,8 @@ def check(ctx):
                            "second one adds its own allocations, and frees the first one's graph inside some "
                            "layer's label)", where=where, runs=len(profiled), passes=len(profiled) / n_layers,
                            n=n_layers))
+        ctx.expect_equal(ctx.t("{where}: the layer calls your profiler recorded (True where autograd was on)",
+                               where=where), profiled, profiled)
 
         wrong = [n for n in expected if not _close(got[n], expected[n])]
         if wrong:
@@ -197,9 +201,14 @@ def check(ctx):
         name = mine.hungriest_layer(model, x)
         ctx.expect(name == top, ctx.t("{where}: hungriest_layer returned {name!r}, but {top!r} keeps the most "
                                       "memory ({kb})", where=where, name=name, top=top, kb=_kb(expected[top])))
+        ctx.expect_equal(ctx.t("{where}: the layer hungriest_layer names", where=where), name, name)
         ctx.figure(f"hungriest_trial{trial + 1}", {
             "learner_bytes": int(got[top]), "reference_bytes": expected[top],
-            "compares": f"your layer_memory[{top!r}] vs the checker's own profile of the same layer"})
+            "compares": ctx.t("your layer_memory[{top!r}] vs the checker's own profile of the same layer", top=top)},
+            label=ctx.t("{where}: your layer_memory[{top!r}] is {mine}, the checker's own profile of that layer "
+                        "gives {want}", where=where, top=top, mine=_kb(got[top]), want=_kb(expected[top])))
+        kb = {k: round(v / 1024, 1) for k, v in expected.items()}
         ctx.figure(f"layer_kb_trial{trial + 1}", {
-            **{k: round(v / 1024, 1) for k, v in expected.items()},
-            "compares": "the checker's own profile: KB each layer keeps, one forward with autograd on"})
+            **kb, "compares": ctx.t("the checker's own profile: KB each layer keeps, one forward with autograd on")},
+            label=ctx.t("{where}: the KB each layer keeps in the checker's own profile (one forward with autograd "
+                        "on): {layers}", where=where, layers=", ".join(f"{k} {v}" for k, v in kb.items())))

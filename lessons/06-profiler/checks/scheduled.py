@@ -89,9 +89,13 @@ def check(ctx):
                    ctx.t("{desc}: trace_dir already held a file of the caller's ({file}), and after profile_steps "
                          "it is gone or changed: write your trace files into trace_dir and leave everything "
                          "else in it alone (no rmtree, no clearing the folder)", desc=desc, file=keep.name))
+        notes = keep.read_text(encoding="utf-8") if keep.is_file() else None
+        ctx.expect_equal(ctx.t("{desc}: the caller's file {file} after profile_steps", desc=desc, file=keep.name),
+                         notes, notes)
         ctx.expect(calls[0] == num_steps,
                    ctx.t("{desc}: step_fn was called {calls} times, expected num_steps={n}",
                          desc=desc, calls=calls[0], n=num_steps))
+        ctx.expect_equal(ctx.t("{desc}: how often step_fn was called", desc=desc), calls[0], calls[0])
 
         expected = _own_windows(ctx, num_steps, kw, ctx.tmpdir / f"own_{trial}")
         files = sorted(folder.glob("*.json"))
@@ -110,12 +114,14 @@ def check(ctx):
                 why = ctx.t(": repeat={repeat} limits how many cycles are recorded", repeat=kw["repeat"])
             ctx.fail(ctx.t("{desc}: on_trace_ready should have fired {n} times, giving {n} trace file(s); "
                            "trace_dir has {found}{why}", desc=desc, n=len(expected), found=len(files), why=why))
+        ctx.expect_equal(ctx.t("{desc}: the number of trace files in trace_dir", desc=desc), len(files), len(files))
         found = sorted(_steps_in(ctx, p) for p in files)
         got, want = [s for s, _ in found], sorted(s for s, _ in expected)
         ctx.expect(got == want,
                    ctx.t("{desc}: the traces hold profiler steps {got}, expected {want}: "
                          "use schedule(wait=..., warmup=..., active=..., repeat=...) with the numbers given",
                          desc=desc, got=got, want=want))
+        ctx.expect_equal(ctx.t("{desc}: the profiler steps in each trace", desc=desc), got, got)
         # Paired with the steps: both lists in the order of (steps, calls), so a trace with no
         # steps (a window the last cycle cut short) sorts the same way on both sides.
         got_calls, want_calls = [c for _, c in found], [c for _, c in sorted(expected)]
@@ -129,4 +135,8 @@ def check(ctx):
             ctx.fail(ctx.t("{desc}: your traces record calls {got} of step_fn (counting from 0), expected "
                            "{want}: call step_fn() once per step and prof.step() right after it",
                            desc=desc, got=got_calls, want=want_calls))
-        ctx.figure(f"traces_trial{trial + 1}", {"learner": len(files), "expected": len(expected)})
+        ctx.expect_equal(ctx.t("{desc}: the calls of step_fn in each trace (counting from 0)", desc=desc),
+                         got_calls, got_calls)
+        ctx.figure(f"traces_trial{trial + 1}", {"learner": len(files), "expected": len(expected)},
+                   label=ctx.t("{desc}: {learner} trace file(s), {expected} expected", desc=desc,
+                               learner=len(files), expected=len(expected)))

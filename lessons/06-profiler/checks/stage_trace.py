@@ -115,4 +115,7 @@ def check(ctx):
         ctx.expect(f[1] <= b[0] + 1 and b[1] <= o[0] + 1,
                    ctx.t("the ranges overlap or are out of order: expected forward, then backward, then "
                          "optimizer_step, one after another (not nested)"))
-        ctx.figure(f"stage_us_trial{trial + 1}", {k: ranges[k][1] - ranges[k][0] for k in LABELS})
+        stage_us = {k: ranges[k][1] - ranges[k][0] for k in LABELS}
+        ctx.figure(f"stage_us_trial{trial + 1}", stage_us,
+                   label=ctx.t("stages in trial {trial}: forward {forward:.0f} µs, backward {backward:.0f} µs, "
+                               "optimizer_step {optimizer_step:.0f} µs", trial=trial + 1, **stage_us))

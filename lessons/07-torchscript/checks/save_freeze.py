@@ -129,7 +129,9 @@ def check(ctx):
     ctx.expect_equal("labels() of your loaded 'serve' module", list(got_labels), names)
     serve_kb, ft_kb = serve_path.stat().st_size / 1024, ft_path.stat().st_size / 1024
     ctx.figure("file_kb", {"serve": round(serve_kb, 1), "finetune": round(ft_kb, 1),
-                           "serve/finetune": round(serve_kb / ft_kb, 3)})
+                           "serve/finetune": round(serve_kb / ft_kb, 3)},
+               label=ctx.t("file sizes: 'serve' {serve:.1f} KB, 'finetune' {finetune:.1f} KB ({share:.0%} of it)",
+                           serve=serve_kb, finetune=ft_kb, share=serve_kb / ft_kb))
     ctx.expect(serve_kb <= SIZE_TARGET * ft_kb,
                ctx.t("your 'serve' file is {serve:.0f} KB and the 'finetune' file {finetune:.0f} KB: the target is "
                      "at most {target:.0%} of it. Freezing in eval mode removes what inference never runs",
@@ -222,5 +224,7 @@ def check(ctx):
 
     x = ctx.randn(8, 3, 32, 32)
     with torch.no_grad():
-        ctx.time(lambda: fast(x), lambda: ft(x), name="serve vs finetune",
-                 compares="your served module (frozen, optimized) vs your finetune file in eval mode, 8 images")
+        ctx.time(lambda: fast(x), lambda: ft(x), name="serve vs finetune", label=ctx.t("serve vs finetune"),
+                 compares=ctx.t("your served module (frozen, optimized) vs your finetune file in eval mode, "
+                                "8 images"),
+                 sides=(ctx.t("serve"), ctx.t("finetune")))

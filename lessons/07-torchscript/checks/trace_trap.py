@@ -45,13 +45,13 @@ def check(ctx):
                ctx.t("trace_gate returned a {type}: it should return torch.jit.trace(model, example), a traced "
                      "module (this step shows the trap)", type=type(traced).__name__))
     tracer_warnings = [w for w in caught if issubclass(w.category, torch.jit.TracerWarning)]
-    ctx.figure("tracer_warnings", len(tracer_warnings))
+    ctx.figure("tracer_warnings", len(tracer_warnings), label=ctx.t("TracerWarnings while tracing"))
     with torch.no_grad():
         expected_example, expected_other = model(example), model(other)
         ctx.expect_close(f"traced output on the example ({_BRANCH[example_positive]})",
                          traced(example), expected_example)
         gap = (traced(other) - expected_other).abs().max().item()
-    ctx.figure("traced_error_on_other_branch", gap)
+    ctx.figure("traced_error_on_other_branch", gap, label=ctx.t("largest error of the traced module on the other branch"))
     ctx.expect(gap > 1e-3, ctx.t("your traced module is also right on the other branch: trace_gate should "
                                  "trace `model` once with `example`, so only that example's branch is recorded"))
 

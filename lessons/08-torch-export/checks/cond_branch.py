@@ -57,7 +57,7 @@ def check(ctx):
                ctx.t("Gate must keep its `cheap` and `deep` layers: change how forward branches, not the model"))
 
     example = _with_mean_abs(ctx, 5, 0.7)
-    with ctx.build(ctx.t("exporting your Gate…"), figure="export_s"):
+    with ctx.build(ctx.t("exporting your Gate…"), figure="export_s", label=ctx.t("exporting your Gate")):
         try:
             ep = torch.export.export(model, (example,), dynamic_shapes=({0: Dim("batch", min=1, max=64)},))
         except Exception as exc:

@@ -44,7 +44,7 @@ def check(ctx):
     example_batch = ctx.choice([3, 5, 7, 13])
     tokens, mask = _inputs(ctx, example_batch)
 
-    with ctx.build(ctx.t("exporting your model…"), figure="export_s"):
+    with ctx.build(ctx.t("exporting your model…"), figure="export_s", label=ctx.t("exporting your model")):
         try:
             ep = mine.export_pooler(model, tokens, mask)
         except NotImplementedError:
@@ -107,7 +107,8 @@ def check(ctx):
     # check lower bounds of 2 or less, so batch 1 can run on a program declared from 2).
     bounds = _batch_range(ep)
     if bounds is not None and bounds[1] is not None:
-        ctx.figure("batch_range", {"min": bounds[0], "max": bounds[1]})
+        ctx.figure("batch_range", {"min": bounds[0], "max": bounds[1]},
+                   label=ctx.t("batch sizes your program accepts: {min} to {max}", min=bounds[0], max=bounds[1]))
     ctx.expect(bounds == (1, MAX_BATCH),
                ctx.t("your program records the batch range {range} (ep.range_constraints), not [1, {max}]: declare the "
                      "batch Dim with min=1 and max={max}", range="none" if bounds is None else list(bounds),

@@ -39,10 +39,10 @@ def check(ctx):
     example = ctx.randn(example_batch, FEATURES)
     path = ctx.tmpdir / "classifier.pt2"
 
-    with ctx.build(ctx.t("exporting and saving your program…"), figure="save_s"):
+    with ctx.build(ctx.t("exporting and saving your program…"), figure="save_s", label=ctx.t("exporting and saving")):
         mine.save_program(model, example, labels, str(path))
     ctx.expect(path.is_file(), ctx.t("save_program wrote no file at the path it was given ({file})", file=path.name))
-    ctx.figure("file_kb", round(path.stat().st_size / 1024, 1))
+    ctx.figure("file_kb", round(path.stat().st_size / 1024, 1), label=ctx.t("size of the saved program, KB"))
 
     ctx.phase(ctx.t("reading the archive with torch.export.load"))
     extra = {"labels.json": ""}
@@ -75,7 +75,7 @@ def check(ctx):
     # load_program is called outside the call contract: a memoised one (functools.lru_cache, not
     # a plain function) would otherwise fail on a mismatch of observations instead of with the
     # reason below. Whatever it leaves changed for everyone still shows at the end of the check.
-    with ctx.build(ctx.t("loading your program…"), figure="load_s"), ctx.uncontracted():
+    with ctx.build(ctx.t("loading your program…"), figure="load_s", label=ctx.t("loading")), ctx.uncontracted():
         loaded = mine.load_program(str(path))
     ctx.expect(isinstance(loaded, tuple) and len(loaded) == 2,
                ctx.t("load_program must return a pair (module, labels), it returned {type}",

@@ -59,7 +59,7 @@ def _make_labels(ctx, trial):
     return labels, dict(zip(ids, sizes))
 
 
-def _within_class(ctx, first, labels, sizes, desc):
+def _within_class(ctx, first, labels, sizes, num_samples, desc):
     """Within a class every item is equally likely: a small class (15+ draws per item) shows every
     item, and each class's first half of items gets about its share of the class's draws."""
     label_of = labels.tolist()
@@ -83,6 +83,12 @@ def _within_class(ctx, first, labels, sizes, desc):
                        ctx.t("{desc}: {share:.0%} of class {c}'s draws went to the first {half} of its {n} "
                              "items, expected about {want:.0%}: pick uniformly among all the items of the class",
                              desc=desc, share=share, c=c, half=len(half), n=len(items), want=want))
+        # Decided by the sizes alone, so both runs observe the same classes: a class expecting 20 or
+        # more draws per item shows all its items, whatever the order (with its share within 20%,
+        # it got 16+ draws per item, so the fact above has already named an item that never came).
+        if num_samples / len(sizes) >= 20 * len(items):
+            came = sorted(i for i in per_item if label_of[i] == c)
+            ctx.expect_equal(ctx.t("{desc}: the items of class {c} that came up", desc=desc, c=c), came, came)
 
 
 def check(ctx):
@@ -100,9 +106,12 @@ def check(ctx):
         same = given == labels.tolist() if isinstance(given, list) else torch.equal(given, labels)
         ctx.expect(same, ctx.t("building the sampler changed the labels it was given (sorted or overwrote "
                                "them): work on a copy; the dataset's labels belong to the caller"))
+        after = given.tolist() if isinstance(given, torch.Tensor) else list(given)
+        ctx.expect_equal(ctx.t("the labels after building the sampler for {desc}", desc=desc), after, after)
         ctx.expect(len(s1) == num_samples,
                    ctx.t("len(sampler) is {got} for {desc}: __len__ must say how many indices one pass yields, "
                          "which is num_samples={num_samples}", got=len(s1), desc=desc, num_samples=num_samples))
+        ctx.expect_equal(ctx.t("len(sampler) for {desc}", desc=desc), len(s1), len(s1))
         _disturb_global_rngs()
         s2 = Sampler(given, num_samples, seed=seed)
         _disturb_global_rngs()
@@ -113,6 +122,7 @@ def check(ctx):
         bad = [i for i in first if not 0 <= i < n]
         ctx.expect(not bad, ctx.t("the sampler yielded index {index}, outside the dataset (valid indices are "
                                   "0..{last})", index=bad[0] if bad else 0, last=n - 1))
+        ctx.expect_equal(ctx.t("the number of indices one pass yielded for {desc}", desc=desc), len(first), len(first))
 
         label_of = labels.tolist()
         drawn = Counter(label_of[i] for i in first)
@@ -122,7 +132,9 @@ def check(ctx):
                        ctx.t("{desc}: class {c} ({size} of {n} items) was drawn {share:.1%} of the time, expected "
                              "about {want:.1%} (each of the {k} classes equally often)",
                              desc=desc, c=c, size=sizes[c], n=n, share=share, want=1 / k, k=k))
-        _within_class(ctx, first, labels, sizes, desc)
+        classes = sorted(drawn)
+        ctx.expect_equal(ctx.t("{desc}: the classes one pass drew", desc=desc), classes, classes)
+        _within_class(ctx, first, labels, sizes, num_samples, desc)
         # Each position's class is its own draw: consecutive indices share a class about 1/k of the
         # time (one class after another, in blocks, is ~100%: every DataLoader batch a single class).
         # 3000+ draws: the reference's share is within ~3 points of 1/k.
@@ -148,6 +160,11 @@ def check(ctx):
                          "depend only on the seed"))
         other = _indices(ctx, Sampler(given, num_samples, seed=seed + 1), "the sampler", desc)
         ctx.expect(other != first, ctx.t("seeds {a} and {b} gave the same order: use the seed", a=seed, b=seed + 1))
+        # Every pass is a whole epoch: a sampler that hands out one stream made in __init__ has
+        # nothing left for the next epoch, and an empty pass differs from the first one.
+        passes = [len(again), len(second), len(other)]
+        ctx.expect_equal(ctx.t("{desc}: the number of indices yielded by the same seed's sampler, by the next "
+                               "epoch and by seed {b}", desc=desc, b=seed + 1), passes, passes)
         if trial == 0:  # a pass must not reseed the global generators (drawing from them is checked above)
             reseeded = reseeded_global_rngs(lambda: _indices(ctx, s1, "the sampler", desc))
             ctx.expect(not reseeded,
@@ -155,6 +172,7 @@ def check(ctx):
                              "randomness of everything else in the training script on every epoch. Draw only from "
                              "the sampler's own torch.Generator(), seeded once in __init__",
                              what=", ".join(reseeded)))
+            ctx.expect_equal(ctx.t("the global generators a pass over the sampler reseeded"), reseeded, reseeded)
 
     ctx.phase(ctx.t("running the sampler in a DataLoader"))
     labels, _ = _make_labels(ctx, 1)
@@ -164,11 +182,14 @@ def check(ctx):
     ctx.expect(len(loader) == math.ceil(num_samples / batch),
                ctx.t("len(DataLoader) is {got}, expected {want} batches of {batch}",
                      got=len(loader), want=math.ceil(num_samples / batch), batch=batch))
-    got = sum(len(b[0]) for b in loader)
+    ctx.expect_equal(ctx.t("the number of batches, len(DataLoader)"), len(loader), len(loader))
+    sizes = [len(b[0]) for b in loader]
+    got = sum(sizes)
     ctx.expect(got == num_samples, ctx.t("the DataLoader produced {got} items, expected {want}",
                                          got=got, want=num_samples))
+    ctx.expect_equal(ctx.t("the sizes of the DataLoader's batches"), sizes, sizes)
 
     big = torch.randint(0, 10, (200_000,), generator=ctx.generator)
     ctx.time(lambda: Sampler(big, 1000, seed=1),
              lambda: ctx.reference.BalancedClassSampler(big, 1000, seed=1),
-             name="build_time_200k_labels")
+             name="build_time_200k_labels", label=ctx.t("time to build a sampler over 200,000 labels"))

@@ -61,6 +61,11 @@ def _check_shard(ctx, shard):
         ctx.expect(max(sizes) - min(sizes) <= 1,
                    ctx.t("{where} gives shares of sizes {sizes}: they should differ by at most one item "
                          "(rounding the share size up leaves the last workers short)", where=where, sizes=sizes))
+        # Which worker gets which items is free: the items of all shares together and the sizes of
+        # the shares, both sorted, are not; nor is `items` itself after the calls.
+        split = [sorted(x for p in parts for x in p), sorted(sizes), list(items)]
+        ctx.expect_equal(ctx.t("{where}: every item of all shares and the share sizes, sorted, and the items "
+                               "afterwards", where=where), split, split)
 
 
 _STALE = 900  # line j of file f holds f * _PER_FILE + _STALE + j until the dataset has been built
@@ -143,6 +148,8 @@ def _judge_epoch(ctx, tagged, expected, n_files, workers, where):
     ctx.expect(not short, ctx.t("{where}, sample {sample} came out {n} times: every line of every file must "
                                 "come out exactly once", where=where, sample=short[0] if short else 0,
                                 n=got[short[0]] if short else 0))
+    samples = sorted(s for _, s in tagged)
+    ctx.expect_equal(ctx.t("{where}: the samples of the epoch, sorted", where=where), samples, samples)
     if workers >= 2:
         by_file: dict[int, set[int]] = {}
         for w, s in tagged:
@@ -156,6 +163,9 @@ def _judge_epoch(ctx, tagged, expected, n_files, workers, where):
         ctx.expect(max(sizes) - min(sizes) <= 1,
                    ctx.t("{where}, the workers read {sizes} files each: spread the files evenly "
                          "(shares differ by at most one file)", where=where, sizes=sizes))
+        readers = [sorted(sizes), sorted(len(ws) for ws in by_file.values())]
+        ctx.expect_equal(ctx.t("{where}: the number of files each worker read and of workers that read each "
+                               "file, sorted", where=where), readers, readers)
 
 
 def check(ctx):
@@ -195,7 +205,8 @@ def check(ctx):
                              "randomness of everything else in the caller's process on every epoch. Split the "
                              "files by worker id alone, without shuffling through a reseeded global generator",
                              what=", ".join(reseeded)))
-    ctx.figure("workers_checked", [0, 1, 2, 3])
+            ctx.expect_equal(ctx.t("the global generators a pass over ShardedLines reseeded"), reseeded, reseeded)
+    ctx.figure("workers_checked", [0, 1, 2, 3], label=ctx.t("num_workers checked: {workers}", workers="0, 1, 2, 3"))
 
 
 def _run_loader(ctx, dataset, workers, expected, n_files, wheres):

@@ -178,7 +178,9 @@ def check(ctx):
                          callback=type(c).__name__, monitor=monitor))
 
     ran = module.epochs_validated
-    ctx.figure("epochs", {"ran": ran, "expected": stop_epoch + 1, "max_epochs": max_epochs})
+    ctx.figure("epochs", {"ran": ran, "expected": stop_epoch + 1, "max_epochs": max_epochs},
+               label=ctx.t("epochs run: {ran}, where early stopping should end the run after {expected} (max_epochs="
+                           "{max_epochs})", ran=ran, expected=stop_epoch + 1, max_epochs=max_epochs))
     best = min(range(stop_epoch + 1), key=lambda e: script[e])
     shown = ", ".join(f"{v:.4f}" for v in script[:min(max(ran, stop_epoch + 1) + 1, max_epochs)])
     ctx.expect(ran == stop_epoch + 1,
@@ -191,7 +193,8 @@ def check(ctx):
     files = sorted(f for f in os.listdir(dirpath) if f.endswith(".ckpt")) if dirpath.is_dir() else []
     expected_scores = sorted(script[:stop_epoch + 1])[:top_k]  # the run's length was checked above
     kept = sorted(float(v) for v in keepers[0].best_k_models.values())
-    ctx.figure("checkpoints", {"files": len(files), "top_k": top_k})
+    ctx.figure("checkpoints", {"files": len(files), "top_k": top_k},
+               label=ctx.t("checkpoint files kept: {files} (save_top_k={top_k})", files=len(files), top_k=top_k))
     ctx.expect(bool(files) or not keepers[0].best_k_models,
                ctx.t("no checkpoint file in the directory make_callbacks was given ({folder}/), but "
                      "ModelCheckpoint saved {n} elsewhere: pass dirpath=dirpath",

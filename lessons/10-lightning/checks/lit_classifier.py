@@ -107,7 +107,7 @@ def check(ctx):
     ctx.phase(ctx.t("training your LightningModule for {epochs} epochs", epochs=EPOCHS))
     start = time.perf_counter()
     trainer.fit(model, train, val)
-    ctx.figure("fit_s", round(time.perf_counter() - start, 2))
+    ctx.figure("fit_s", round(time.perf_counter() - start, 2), label=ctx.t("training time (trainer.fit)"))
 
     after = model.state_dict()
     ctx.expect(any(not torch.equal(before[k], after[k]) for k in before),
@@ -132,7 +132,9 @@ def check(ctx):
     ctx.expect(all(b <= a + 1e-12 for a, b in zip(lrs, lrs[1:])),
                ctx.t("the learning rate rose during training: one cosine period over the whole run "
                      "only decreases (T_max too small?)"))
-    ctx.figure("lr", {"first": lrs[0], "last": lrs[-1]})
+    ctx.figure("lr", {"first": lrs[0], "last": lrs[-1]},
+               label=ctx.t("learning rate: {first:.3g} at the first optimizer step, {last:.3g} at the last",
+                           first=lrs[0], last=lrs[-1]))
     # one cosine period over every optimizer step of the fit, read off the run step by step
     ctx.expect_close(ctx.t("the learning rate at each optimizer step (one cosine period over the whole fit)"),
                      torch.tensor(lrs, dtype=torch.float64), torch.tensor(lrs, dtype=torch.float64),
@@ -180,8 +182,8 @@ def check(ctx):
                            "validation set is {want:.4f}: log {what} of each batch as a mean over that batch; "
                            "Lightning averages the batches, weighted by their size",
                            key=key, got=got, what=what[key], want=truth[key]))
-    ctx.figure("val_acc", round(truth["val_acc"], 4))
-    ctx.figure("test_acc", round(test_acc, 4))
+    ctx.figure("val_acc", round(truth["val_acc"], 4), label=ctx.t("validation accuracy"))
+    ctx.figure("test_acc", round(test_acc, 4), label=ctx.t("accuracy on fresh test data"))
     ctx.expect(test_acc >= TARGET,
                ctx.t("accuracy on fresh test data is {acc:.3f} after {epochs} epochs, expected at >= {target}",
                      acc=test_acc, epochs=EPOCHS, target=TARGET))

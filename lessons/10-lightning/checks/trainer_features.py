@@ -155,8 +155,12 @@ def _trial(ctx, trial, plans):
                      dtype=next((w[3] for w in model.seen if w[3] != torch.float32), torch.float32)))
     need = [(len(w[0]) * per_sample * (0.5 if w[2] in _HALF else 1.0), len(w[0]), w[2]) for w in model.seen]
     worst = max(need, key=lambda t: t[0], default=(0.0, 0, torch.float32))
-    ctx.figure(f"plan_{trial + 1}", {"effective_batch": effective, "micro_batch": worst[1],
-                                     "activation_mb": worst[0], "budget_mb": budget})
+    plan_figure = {"effective_batch": effective, "micro_batch": worst[1], "activation_mb": worst[0],
+                   "budget_mb": budget}
+    ctx.figure(f"plan_{trial + 1}", plan_figure,
+               label=ctx.t("trial {trial}: micro-batches of {micro_batch} samples for an effective batch of "
+                           "{effective_batch}, {activation_mb:g} MB of activations against a budget of "
+                           "{budget_mb:g} MB", trial=trial + 1, **plan_figure))
     ctx.expect(worst[0] <= budget,
                ctx.t("{plan}: a micro-batch of {size} samples whose forward ran in {dtype} needs {mb:g} MB of "
                      "activations, over the {budget:g} MB budget ({per:g} MB per sample in float32, half that "
@@ -181,7 +185,9 @@ def _trial(ctx, trial, plans):
                        "step must be the effective batch, so pick a micro-batch size that divides it",
                        plan=plan, step=i + 1, samples=samples, windows=windows, effective=effective))
     counts = [per_epoch.get(e, 0) for e in range(1, max_epochs + 1)]
-    ctx.figure(f"optimizer_steps_{trial + 1}", {"made": len(probe.steps), "expected": steps * max_epochs})
+    ctx.figure(f"optimizer_steps_{trial + 1}", {"made": len(probe.steps), "expected": steps * max_epochs},
+               label=ctx.t("trial {trial}: {made} optimizer steps, {expected} expected", trial=trial + 1,
+                           made=len(probe.steps), expected=steps * max_epochs))
     ctx.expect(probe.epochs == max_epochs and counts == [steps] * max_epochs,
                ctx.t("{plan}: the run made {counts} optimizer steps per epoch over {epochs} epochs, expected "
                      "{steps} in each of {max_epochs}: {n} samples fill {steps} whole steps of {effective}; "
@@ -213,8 +219,12 @@ def _trial(ctx, trial, plans):
                      "over the samples it saw: every sample of a step must count once, with the same weight",
                      plan=plan, error=error))
     before = [s[4] for s in probe.steps]
-    ctx.figure(f"grad_norm_{trial + 1}", {"max_before_clipping": max(before), "max_after": max(probe.after or [0.0]),
-                                          "max_grad_norm": clip, "max_error_vs_mean_loss": round(error, 4)})
+    norms = {"max_before_clipping": max(before), "max_after": max(probe.after or [0.0]), "max_grad_norm": clip,
+             "max_error_vs_mean_loss": round(error, 4)}
+    ctx.figure(f"grad_norm_{trial + 1}", norms,
+               label=ctx.t("trial {trial}: gradient norm at most {max_before_clipping:.3g} before clipping and "
+                           "{max_after:.3g} after (max_grad_norm={max_grad_norm:g}); a step's gradient at most "
+                           "{max_error_vs_mean_loss:.1%} from the mean loss's", trial=trial + 1, **norms))
     off = [(i, a, min(b, clip)) for i, (a, b) in enumerate(zip(probe.after, before))
            if abs(a - min(b, clip)) > 1e-4 + 1e-3 * min(b, clip)]
     if len(probe.after) != len(before) or off:

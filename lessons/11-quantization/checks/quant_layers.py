@@ -106,14 +106,20 @@ def check(ctx):
             ctx.t("layer `{name}` stores its weight as {dtype}, expected int8", name=name, dtype=str(w.qdata.dtype)),
         )
         plan[name] = "weight-only" if getattr(w, "act_quant_kwargs", None) is None else "dynamic"
-    ctx.figure("plan", plan)
+    kinds = {"weight-only": ctx.t("weight-only"), "dynamic": ctx.t("dynamic")}
+    ctx.figure("plan", plan, label=ctx.t("your plan: {plan}", plan=ctx.t(", ").join(
+        ctx.t("{layer} {kind}", layer=name, kind=kinds[kind]) for name, kind in plan.items())))
     stored = {name: str(q.get_submodule(name).weight.qdata.dtype) for name in LAYERS}
     ctx.expect_equal(ctx.t("the weight dtype each Linear of the returned model stores"), stored, stored)
 
     acc_q = accuracy(q, xte, yte)
     size32, size_q = model_bytes(fp32), model_bytes(q)
-    ctx.figure("accuracy", {"fp32": acc32, "quantized": acc_q, "budget_points": 100 * max_drop})
-    ctx.figure("parameter_bytes", {"fp32": size32, "quantized": size_q, "ratio": size32 / size_q})
+    ctx.figure("accuracy", {"fp32": acc32, "quantized": acc_q, "budget_points": 100 * max_drop},
+               label=ctx.t("accuracy: {fp32:.1%} in fp32, {quantized:.1%} quantized (at most {points:.1f} points "
+                           "lower allowed)", fp32=acc32, quantized=acc_q, points=100 * max_drop))
+    ctx.figure("parameter_bytes", {"fp32": size32, "quantized": size_q, "ratio": size32 / size_q},
+               label=ctx.t("parameter memory: {fp32:.1f} KiB in fp32, {quantized:.1f} KiB quantized ({ratio:.1f}× "
+                           "smaller)", fp32=size32 / 1024, quantized=size_q / 1024, ratio=size32 / size_q))
     if plan[sensitive] == "dynamic" and acc_q < acc32 - max_drop:
         ctx.fail(
             ctx.t(
@@ -188,5 +194,7 @@ def check(ctx):
             lambda: fp32(x),
             name="quantized_vs_fp32_time",
             budget_s=1.0,
-            compares="your quantized model vs the fp32 model (eager, not compiled)",
+            label=ctx.t("time"),
+            compares=ctx.t("your quantized model vs the fp32 model (eager, not compiled)"),
+            sides=(ctx.t("quantized"), ctx.t("fp32")),
         )

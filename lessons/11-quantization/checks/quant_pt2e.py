@@ -100,7 +100,9 @@ def check(ctx):
             "X86InductorQuantizer, calibrate, then convert_pt2e"
         ),
     )
-    ctx.figure("graph_ops", {"quantize": len(quant), "dequantize": len(deq)})
+    ctx.figure("graph_ops", {"quantize": len(quant), "dequantize": len(deq)},
+               label=ctx.t("ops in the converted graph: {quantize} quantize, {dequantize} dequantize",
+                           quantize=len(quant), dequantize=len(deq)))
 
     # the first quantize op reads the model's input: its scale and zero point come from calibration
     first = next(
@@ -120,7 +122,9 @@ def check(ctx):
     lo, hi = (qmin - zp) * scale, (qmax - zp) * scale
     seen = torch.cat(calibration)
     cover = float(((seen >= lo - scale) & (seen <= hi + scale)).float().mean())
-    ctx.figure("input_range", {"low": lo, "high": hi, "calibration_covered": cover})
+    ctx.figure("input_range", {"low": lo, "high": hi, "calibration_covered": cover},
+               label=ctx.t("the input is quantized over {low:.3g} to {high:.3g}, which covers {covered:.1%} of the "
+                           "calibration inputs", low=lo, high=hi, covered=cover))
     ctx.expect(
         cover >= MIN_COVER,
         ctx.t(
@@ -182,9 +186,12 @@ def check(ctx):
     )
 
     acc32, acc8 = accuracy(fp32, xte, yte), accuracy(q, xte, yte)
-    ctx.figure("accuracy", {"fp32": acc32, "int8": acc8})
+    ctx.figure("accuracy", {"fp32": acc32, "int8": acc8},
+               label=ctx.t("accuracy: {fp32:.1%} in fp32, {int8:.1%} in int8", fp32=acc32, int8=acc8))
     size32 = sum(p.numel() * p.element_size() for p in fp32.parameters())
-    ctx.figure("bytes_used", {"fp32": size32, "int8": used_bytes(q), "ratio": size32 / used_bytes(q)})
+    ctx.figure("bytes_used", {"fp32": size32, "int8": used_bytes(q), "ratio": size32 / used_bytes(q)},
+               label=ctx.t("memory of the weights: {fp32:.1f} KiB in fp32, {int8:.1f} KiB in int8 ({ratio:.1f}× "
+                           "smaller)", fp32=size32 / 1024, int8=used_bytes(q) / 1024, ratio=size32 / used_bytes(q)))
     x = xte[:256]
     with torch.no_grad():
         ctx.time(
@@ -192,5 +199,7 @@ def check(ctx):
             lambda: fp32(x),
             name="int8_vs_fp32_time",
             budget_s=1.0,
-            compares="your PT2E int8 graph vs the fp32 model (eager: the q/dq ops run unfused)",
+            label=ctx.t("time"),
+            compares=ctx.t("your PT2E int8 graph vs the fp32 model (eager: the q/dq ops run unfused)"),
+            sides=(ctx.t("int8 graph"), ctx.t("fp32")),
         )

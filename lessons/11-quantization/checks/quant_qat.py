@@ -191,8 +191,12 @@ def check(ctx):
     ctx.expect_equal(ctx.t("the weight dtype each Linear of the returned model stores"), stored, stored)
     q.eval()
     acc_qat = accuracy(q, xte, yte)
-    ctx.figure("accuracy", {"fp32": acc32, "ptq_int2": acc_ptq, "qat_int2": acc_qat})
-    ctx.figure("parameter_bytes", {"fp32": model_bytes(fp32), "int2 (stored in int8)": model_bytes(q)})
+    ctx.figure("accuracy", {"fp32": acc32, "ptq_int2": acc_ptq, "qat_int2": acc_qat},
+               label=ctx.t("accuracy: {fp32:.1%} in fp32, {ptq:.1%} with plain 2-bit quantization, {qat:.1%} "
+                           "after QAT", fp32=acc32, ptq=acc_ptq, qat=acc_qat))
+    ctx.figure("parameter_bytes", {"fp32": model_bytes(fp32), "int2 (stored in int8)": model_bytes(q)},
+               label=ctx.t("parameter memory: {fp32:.1f} KiB in fp32, {int2:.1f} KiB in 2 bits (stored in int8)",
+                           fp32=model_bytes(fp32) / 1024, int2=model_bytes(q) / 1024))
     ctx.expect(
         acc_qat >= acc_ptq + MARGIN,
         ctx.t(
@@ -213,5 +217,7 @@ def check(ctx):
             lambda: fp32(x),
             name="int2_vs_fp32_time",
             budget_s=1.0,
-            compares="your 2-bit QAT model vs the fp32 model (eager)",
+            label=ctx.t("time"),
+            compares=ctx.t("your 2-bit QAT model vs the fp32 model (eager)"),
+            sides=(ctx.t("2-bit QAT model"), ctx.t("fp32")),
         )

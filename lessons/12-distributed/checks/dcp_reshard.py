@@ -1,7 +1,8 @@
 """Check: a DCP checkpoint saved by every rank of an FSDP2 model is really sharded (one data
 file per rank, each about half of the model's bytes, plus the metadata) and loads into an
-ordinary unsharded model with exactly the values of the sharded one. Twice, into the same
-directory, so a second save must replace the first.
+ordinary unsharded model with exactly the values of the sharded one, into its own parameters.
+Twice, into the same directory, so a second save must replace the first; a file the caller
+puts in that directory between the saves must survive the second.
 
 Runs on every torchrun rank.
 """
@@ -17,7 +18,7 @@ from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.fsdp import fully_shard
 from torch.distributed.tensor import DTensor
 
-from _common import call_setup, process_group
+from _common import call_setup, own_model, process_group
 
 
 def check(ctx):
@@ -30,7 +31,7 @@ def _check(ctx):
     ref_mod = ctx.reference
     dim, n_layers, out_features = ctx.choice([8, 13]), ctx.choice([2, 3]), ctx.choice([2, 3])
     torch.manual_seed(ctx.seed)
-    model = ref_mod.Net(dim, n_layers, out_features)
+    model = own_model(ctx, "Net", ref_mod.Net(dim, n_layers, out_features), dim, n_layers, out_features)
     mesh = init_device_mesh("cpu", (world,))
     for layer in model.layers:
         fully_shard(layer, mesh=mesh)
@@ -39,6 +40,10 @@ def _check(ctx):
     where = [os.path.join(ctx.tmpdir, "ckpt") if rank == 0 else None]
     dist.broadcast_object_list(where)              # one directory, the same on every rank
     path = where[0]
+    # before the second save the caller keeps something of its own in that directory: a save
+    # adds its files, it does not clear the directory first
+    keep = os.path.join(path, "run_notes.txt")
+    note = f"seed {ctx.seed}: notes the caller keeps next to its checkpoint\n"
     total_bytes = sum(v.numel() * v.element_size() for v in model.state_dict().values())
 
     for round_ in ctx.trials(2, ctx.t("save and load")):
@@ -50,10 +55,26 @@ def _check(ctx):
         saved = {k: v.full_tensor().clone() for k, v in model.state_dict().items()}
         local = {k: v.to_local().clone() for k, v in model.state_dict().items()}
 
+        if round_ == 1:
+            if rank == 0:
+                with open(keep, "w", encoding="utf-8") as f:
+                    f.write(note)
+            dist.barrier()
         ctx.phase(ctx.t("saving with your save_sharded"))
         call_setup(ctx, "save_sharded", lambda: ctx.learner.save_sharded(model, path),
                    ctx.t("every rank calls dcp.save(state_dict, checkpoint_id=path)"))
         dist.barrier()
+        if round_ == 1:
+            try:
+                with open(keep, encoding="utf-8") as f:
+                    kept = f.read() == note
+            except OSError:
+                kept = False
+            ctx.expect(kept,
+                       ctx.t("save_sharded deleted or rewrote {file}, a file the caller keeps in the directory "
+                             "{path}: a save writes its own files into the directory and leaves everything else "
+                             "there as it was (do not remove the directory first)",
+                             file=repr(os.path.basename(keep)), path=repr(path)))
         for k, v in model.state_dict().items():
             ctx.expect(isinstance(v, DTensor) and torch.equal(v.to_local(), local[k]),
                        ctx.t("save_sharded changed the model's `{name}`: saving must leave the sharded model "
@@ -73,7 +94,10 @@ def _check(ctx):
                    if hasattr(m, "chunks")}
         whole = sorted(k for k, m in tensors.items() if len(m.size) and m.size[0] >= world and len(m.chunks) < world)
         ctx.figure("checkpoint", {"data_files": len(data), "tensors": len(tensors),
-                                  "stored_in_one_piece": len(whole), "model_bytes": total_bytes})
+                                  "stored_in_one_piece": len(whole), "model_bytes": total_bytes},
+                   label=ctx.t("the checkpoint: {files} data files holding {tensors} tensors, {whole} of them stored "
+                               "in one piece; the model's state is {kib:.1f} KiB", files=len(data),
+                               tensors=len(tensors), whole=len(whole), kib=total_bytes / 1024))
         ctx.expect(len(tensors) >= len(saved),
                    ctx.t("the checkpoint holds {count} tensors, the model has {want}: save the whole state dict",
                          count=len(tensors), want=len(saved)))
@@ -84,9 +108,16 @@ def _check(ctx):
 
         ctx.phase(ctx.t("loading into an unsharded model"))
         torch.manual_seed(ctx.seed + 1 + round_)      # other weights, to be overwritten
-        plain = ref_mod.Net(dim, n_layers, out_features)
+        plain = own_model(ctx, "Net", ref_mod.Net(dim, n_layers, out_features), dim, n_layers, out_features)
+        own = dict(plain.named_parameters())
         call_setup(ctx, "load_full", lambda: ctx.learner.load_full(plain, path),
                    ctx.t("dcp.load(state_dict, checkpoint_id=path) fills the tensors of the state dict you pass"))
+        for k, p in plain.named_parameters():
+            ctx.expect(own.get(k) is p,
+                       ctx.t("load_full replaced the unsharded model's `{name}` with a new tensor instead of "
+                             "filling its own parameter in place: whoever holds the old one (an optimizer, a "
+                             "tied weight) keeps the initial values. Copy the values in (load_state_dict "
+                             "without assign=True, or dcp.load into the model's own state dict)", name=k))
         state = plain.state_dict()
         for k in saved:
             v = state[k]

@@ -1,15 +1,14 @@
 """Check: DDP with gradient accumulation. The gradients at the optimizer step and the updated
 parameters equal one process training on the whole global batch, and DDP communicates once
-per optimizer step (counted with a comm hook), not once per micro-batch.
+per optimizer step (counted with a comm hook), not once per micro-batch; every forward runs
+on one micro-batch, not on the concatenated batch.
 
 Runs on every torchrun rank; each rank judges its own replica.
 """
 
-import copy
-
 import torch
 import torch.nn.functional as F
-from _common import call_setup, process_group
+from _common import call_setup, own_model, process_group
 from torch.distributed.algorithms.ddp_comm_hooks.default_hooks import allreduce_hook
 from torch.nn.parallel import DistributedDataParallel as DDP
 
@@ -27,7 +26,7 @@ def _check(ctx):
     micro_rows = ctx.choice([2, 5])
     torch.manual_seed(ctx.seed)
     single = ref_mod.Net(in_features, hidden, out_features)
-    model = copy.deepcopy(single)
+    model = own_model(ctx, "Net", single, in_features, hidden, out_features)
 
     ctx.phase(ctx.t("wrapping your model"))
     ddp = call_setup(ctx, "make_ddp", lambda: ctx.learner.make_ddp(model),
@@ -47,6 +46,11 @@ def _check(ctx):
         return allreduce_hook(state, bucket)
 
     ddp.register_comm_hook(None, counting_allreduce)
+    # The rows of every forward of the model: accumulation exists so that only one micro-batch's
+    # activations are alive at a time, which one forward over the concatenated batch undoes.
+    forward_rows = []
+    model.register_forward_pre_hook(lambda module, args: forward_rows.append(
+        args[0].shape[0] if args and isinstance(args[0], torch.Tensor) and args[0].dim() else 0))
     optimizer = torch.optim.SGD(ddp.parameters(), lr=ref_mod.LR)
     at_step = []                          # gradients as the optimizer saw them, one entry per step()
     optimizer.register_step_pre_hook(
@@ -64,7 +68,7 @@ def _check(ctx):
         micro = [(a.clone(), b.clone()) for a, b in zip(x[mine].split(micro_rows), y[mine].split(micro_rows))]
         with torch.no_grad():
             local_loss = torch.stack([F.mse_loss(single(a), b) for a, b in micro]).mean()
-        rounds[0], at_step[:] = 0, []
+        rounds[0], at_step[:], forward_rows[:] = 0, [], []
 
         loss = ctx.learner.train_step(ddp, optimizer, micro)
 
@@ -87,6 +91,12 @@ def _check(ctx):
                          "micro-batches: run the backward of every micro-batch but the last inside "
                          "model.no_sync(), so that only the last one communicates",
                          count=rounds[0], step=step + 1, n=n_micro))
+        widest = max(forward_rows, default=0)
+        ctx.expect(widest <= micro_rows,
+                   ctx.t("train_step ran the model on {rows} rows at once in step {step}, but a micro-batch has "
+                         "{micro}: run forward and backward one micro-batch at a time, so that only one "
+                         "micro-batch's activations are alive at once (what accumulation is for), instead of "
+                         "one pass over the concatenated batch", rows=widest, step=step + 1, micro=micro_rows))
 
         F.mse_loss(single(x), y).backward()                # one process, the whole global batch
         grads = at_step[0]
@@ -111,4 +121,7 @@ def _check(ctx):
                        ctx.t("`{name}` still has a gradient after train_step: clear the gradients after the step",
                              name=name))
             ctx.expect_close(f"`{name}` after step {step + 1}", p.detach(), q.detach(), atol=1e-5, rtol=1e-4)
-    ctx.figure("all_reduce_rounds", {"micro_batches_per_step": n_micro, "per_step": figures})
+    ctx.figure("all_reduce_rounds", {"micro_batches_per_step": n_micro, "per_step": figures},
+               label=ctx.t("gradient all-reduces per optimizer step: {rounds} (each step runs {n} micro-batches; the "
+                           "goal is 1, in the last micro-batch's backward)", n=n_micro,
+                           rounds=", ".join(str(r) for r in figures)))

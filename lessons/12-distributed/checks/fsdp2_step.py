@@ -1,10 +1,10 @@
-"""Check: FSDP2 sharding (per block, then root), about 1/world_size of the parameters per rank,
-and training steps on per-rank batches that match a single process training on the whole batch.
+"""Check: FSDP2 sharding (per block, then root) over the mesh given, about 1/world_size of the
+parameters per rank, and training steps on per-rank batches that match a single process
+training on the whole batch. Then a second model on a mesh of this rank alone (one step), so
+code that ignores its mesh argument shows.
 
 Runs on every torchrun rank; each rank judges its own shards and losses.
 """
-
-import copy
 
 import torch
 import torch.nn.functional as F
@@ -12,7 +12,7 @@ from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.fsdp import FSDPModule
 from torch.distributed.tensor import DTensor, Shard
 
-from _common import call_setup, process_group
+from _common import call_setup, mesh_ranks, own_model, process_group, sub_mesh_of_one
 
 
 def check(ctx):
@@ -33,12 +33,41 @@ def _check(ctx):
     dim = ctx.choice([10, 13, 16])           # 13: the shards of a dimension are uneven
     n_layers = ctx.choice([2, 3])
     out_features = ctx.choice([3, 4])
+    sizes = (in_features, dim, n_layers, out_features)
     torch.manual_seed(ctx.seed)
-    reference = ref_mod.Net(in_features, dim, n_layers, out_features)
-    model = copy.deepcopy(reference)
+    reference = ref_mod.Net(*sizes)
+    model = own_model(ctx, "Net", reference, *sizes)
     mesh = init_device_mesh("cpu", (world,))
 
     ctx.phase(ctx.t("sharding your model"))
+    optimizer = _setup(ctx, model, reference, mesh)
+    local = sum(p.to_local().numel() for p in model.parameters())
+    total = sum(p.numel() for p in reference.parameters())
+    ctx.figure("parameters", {"this_rank": local, "whole_model": total, "share": round(local / total, 3)},
+               label=ctx.t("parameters on rank 0: {local} of the model's {total} ({share:.0%})", local=local,
+                           total=total, share=local / total))
+    ctx.expect(abs(local - total / world) <= 0.1 * total / world,
+               ctx.t("this rank holds {local} of {total} parameters; with {world} ranks it should hold about "
+                     "{share}", local=local, total=total, world=world, share=total // world))
+    per_rank = ctx.choice([3, 4, 6])
+    _train(ctx, model, optimizer, reference, 3, world, rank, per_rank, sizes, "")
+
+    # "all on `mesh`": a second model on a mesh of this rank alone. Each rank then trains its own
+    # unsharded copy on its own data; code that shards over the default mesh of all ranks
+    # averages over both ranks instead.
+    ctx.phase(ctx.t("sharding a second model over a mesh of this rank alone"))
+    torch.manual_seed(ctx.seed + 1)
+    reference = ref_mod.Net(*sizes)
+    model = own_model(ctx, "Net", reference, *sizes)
+    optimizer = _setup(ctx, model, reference, sub_mesh_of_one(world))
+    _train(ctx, model, optimizer, reference, 1, 1, 0, per_rank, sizes, "1-rank mesh: ")
+
+
+def _setup(ctx, model, reference, mesh):
+    """setup_fsdp(model, mesh), and what it must leave: FSDP units sharded over `mesh`, and an
+    SGD over the sharded parameters."""
+    ref_mod = ctx.reference
+    rank, world = mesh.get_local_rank(), mesh.size()
     optimizer = call_setup(ctx, "setup_fsdp", lambda: ctx.learner.setup_fsdp(model, mesh),
                            ctx.t("call fully_shard on each block first, then on the whole model (the root)"))
 
@@ -49,10 +78,13 @@ def _check(ctx):
     ctx.expect(isinstance(model, FSDPModule),
                ctx.t("the model itself was not passed to fully_shard: after the blocks, shard the root "
                      "too (it owns inp and head, and drives the blocks' communication)"))
-    expected_local = 0
     for name, p in model.named_parameters():
         if not isinstance(p, DTensor):
             ctx.fail(ctx.t("`{name}` is an ordinary tensor: it was not sharded", name=name))
+        ctx.expect(mesh_ranks(p.device_mesh) == mesh_ranks(mesh),
+                   ctx.t("`{name}` is sharded over the ranks {have}, not over the mesh it was given ({want}): "
+                         "pass mesh=mesh to every fully_shard call (without it FSDP shards over all ranks)",
+                         name=name, have=mesh_ranks(p.device_mesh), want=mesh_ranks(mesh)))
         ctx.expect(tuple(p.placements) == (Shard(0),),
                    ctx.t("`{name}` has placements {placements}, expected (Shard(dim=0),)",
                          name=name, placements=repr(tuple(p.placements))))
@@ -61,13 +93,6 @@ def _check(ctx):
         ctx.expect(p.to_local().numel() == want,
                    ctx.t("`{name}`: this rank holds {local} of its {total} values, expected {want}",
                          name=name, local=p.to_local().numel(), total=p.numel(), want=want))
-        expected_local += want
-    local = sum(p.to_local().numel() for p in model.parameters())
-    total = sum(p.numel() for p in reference.parameters())
-    ctx.figure("parameters", {"this_rank": local, "whole_model": total, "share": round(local / total, 3)})
-    ctx.expect(abs(local - total / world) <= 0.1 * total / world,
-               ctx.t("this rank holds {local} of {total} parameters; with {world} ranks it should hold about "
-                     "{share}", local=local, total=total, world=world, share=total // world))
 
     ctx.expect(isinstance(optimizer, torch.optim.SGD),
                ctx.t("setup_fsdp must return a torch.optim.SGD optimizer, it returned {kind}",
@@ -80,13 +105,28 @@ def _check(ctx):
     lrs = {group["lr"] for group in optimizer.param_groups}
     ctx.expect(lrs == {ref_mod.LR}, ctx.t("the optimizer's learning rate is {lrs}, expected LR = {lr}",
                                           lrs=sorted(lrs), lr=ref_mod.LR))
+    # plain SGD: the settings that change the update keep their defaults (foreach and the like
+    # only choose an implementation)
+    plain = {"momentum": 0, "dampening": 0, "weight_decay": 0, "nesterov": False, "maximize": False}
+    for group in optimizer.param_groups:
+        for key, default in plain.items():
+            ctx.expect(group.get(key, default) == default,
+                       ctx.t("the optimizer has {key}={value}: the task asks for plain torch.optim.SGD with "
+                             "lr=LR, which the single-process run also uses", key=key, value=group.get(key)))
+    return optimizer
 
+
+def _train(ctx, model, optimizer, reference, steps, world, rank, per_rank, sizes, prefix):
+    """`steps` calls of train_step, each on this rank's part of a global batch of `world` parts,
+    against one process training `reference` with SGD on the whole batch."""
+    ref_mod = ctx.reference
+    in_features, out_features = sizes[0], sizes[3]
     ref_opt = torch.optim.SGD(reference.parameters(), lr=ref_mod.LR)
-    per_rank = ctx.choice([3, 4, 6])
-    steps = 3
     for step in ctx.trials(steps, ctx.t("training step")):
         x = ctx.randn(world * per_rank, in_features)        # the global batch, equal on every rank
         y = ctx.randn(world * per_rank, out_features)
+        if world == 1:                                      # a mesh of this rank alone: its own data
+            x, y = x + ctx.rank, y - ctx.rank
         mine = slice(rank * per_rank, (rank + 1) * per_rank)
         with torch.no_grad():
             local_loss = F.mse_loss(reference(x[mine]), y[mine])
@@ -97,17 +137,22 @@ def _check(ctx):
                    ctx.t("train_step returned a loss that still holds its autograd graph (the whole "
                          "forward pass stays in memory as long as the caller keeps it): return "
                          "loss.detach()"))
-        ctx.expect_close(f"loss returned by train_step at step {step + 1}",
+        ctx.expect_close(f"{prefix}loss returned by train_step at step {step + 1}",
                          loss.detach().reshape(()).float(), local_loss, atol=1e-5, rtol=1e-4)
+        for name, p in model.named_parameters():
+            grad = p.grad.to_local() if isinstance(p.grad, DTensor) else p.grad
+            ctx.expect(grad is None or not grad.any(),
+                       ctx.t("`{name}` still has a gradient after train_step: clear the gradients after the step",
+                             name=name))
 
         F.mse_loss(reference(x), y).backward()               # one process, the whole batch
         ref_opt.step()
         ref_opt.zero_grad()
         for (name, p), (_, q) in zip(model.named_parameters(), reference.named_parameters()):
             full = (p.full_tensor() if isinstance(p, DTensor) else p).detach()
-            label = (f"`{name}` after step {step + 1} (compared with one process training the "
+            label = (f"{prefix}`{name}` after step {step + 1} (compared with one process training the "
                      "unsharded model on the whole batch)")
             if step > 0 and full.shape == q.shape and not torch.allclose(full, q, atol=1e-5, rtol=1e-4):
                 label += ctx.t("; step 1 matched, so look at what carries over between steps: "
-                               "are the gradients cleared after (or before) every step?")
+                               "are the gradients cleared after every step?")
             ctx.expect_close(label, full, q.detach(), atol=1e-5, rtol=1e-4)

@@ -7,7 +7,6 @@ also runs on CUDA (each rank on the GPU named by LOCAL_RANK, with nccl), for a r
 gives it 2 GPUs.
 """
 
-import copy
 import os
 
 import torch
@@ -17,7 +16,7 @@ from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.fsdp import FSDPModule
 from torch.distributed.tensor import DTensor
 
-from _common import call_setup, process_group
+from _common import call_setup, mesh_ranks, own_model, process_group, sub_mesh_of_one
 
 
 def check(ctx):
@@ -41,15 +40,36 @@ def _mp_policy(module):
 
 
 def _check(ctx, device):
-    rank, world = ctx.rank, ctx.world_size
+    world = ctx.world_size
     ref_mod = ctx.reference
     in_features, dim, n_layers, out_features = ctx.choice([5, 8]), ctx.choice([32, 48]), 2, 4
+    sizes = (in_features, dim, n_layers, out_features)
     torch.manual_seed(ctx.seed)
-    reference = ref_mod.Net(in_features, dim, n_layers, out_features).to(device)
-    model = copy.deepcopy(reference)
+    reference = ref_mod.Net(*sizes).to(device)
+    model = own_model(ctx, "Net", reference, *sizes).to(device)
     mesh = init_device_mesh(device.type, (world,))
 
     ctx.phase(ctx.t("sharding your model"))
+    _shard(ctx, model, mesh)
+    _train(ctx, model, reference, device)
+
+    # the mesh it is given: a second model on a mesh of this rank alone (code that shards over
+    # the default mesh of all ranks shows here)
+    ctx.phase(ctx.t("sharding a second model over a mesh of this rank alone"))
+    torch.manual_seed(ctx.seed + 1)
+    reference = ref_mod.Net(*sizes).to(device)
+    model = own_model(ctx, "Net", reference, *sizes).to(device)
+    _shard(ctx, model, _mesh_of_one(device, world))
+
+
+def _mesh_of_one(device, world):
+    if device.type == "cpu":
+        return sub_mesh_of_one(world)
+    return init_device_mesh(device.type, (world, 1), mesh_dim_names=("replica", "shard"))["shard"]
+
+
+def _shard(ctx, model, mesh):
+    """shard_bf16(model, mesh), and the units, meshes, dtypes and policies it must leave."""
     call_setup(ctx, "shard_bf16", lambda: ctx.learner.shard_bf16(model, mesh),
                ctx.t("call fully_shard on each block first, then on the whole model, each with mp_policy="))
     for i, layer in enumerate(model.layers):
@@ -57,6 +77,10 @@ def _check(ctx, device):
     ctx.expect(isinstance(model, FSDPModule), ctx.t("the model itself (the root) was not passed to fully_shard"))
     for name, p in model.named_parameters():
         ctx.expect(isinstance(p, DTensor), ctx.t("`{name}` was not sharded", name=name))
+        ctx.expect(mesh_ranks(p.device_mesh) == mesh_ranks(mesh),
+                   ctx.t("`{name}` is sharded over the ranks {have}, not over the mesh it was given ({want}): "
+                         "pass mesh=mesh to every fully_shard call (without it FSDP shards over all ranks)",
+                         name=name, have=mesh_ranks(p.device_mesh), want=mesh_ranks(mesh)))
         ctx.expect(p.dtype == torch.float32,
                    ctx.t("the sharded `{name}` is stored as {dtype}: keep the model in float32; the "
                          "policy's param_dtype only sets the dtype of the gathered copy used for compute",
@@ -77,6 +101,12 @@ def _check(ctx, device):
                              "averaging over ranks does not lose precision",
                              unit=label, dtype=policy.reduce_dtype or policy.param_dtype))
 
+
+def _train(ctx, model, reference, device):
+    """Two SGD steps, each rank on its half of the batch, against float32 training of the
+    unsharded model on the whole batch."""
+    rank, world = ctx.rank, ctx.world_size
+    in_features, out_features = reference.inp.in_features, reference.head.out_features
     seen = {}
 
     def record(name):
@@ -125,4 +155,5 @@ def _check(ctx, device):
                              "unsharded model)", full, q.detach(), atol=5e-3, rtol=2e-2)
     for h in handles:
         h.remove()
-    ctx.figure("max_param_difference_vs_fp32", worst)
+    ctx.figure("max_param_difference_vs_fp32", worst,
+               label=ctx.t("largest parameter difference from the float32 model"))

@@ -1,18 +1,18 @@
 """Check: a pipeline-parallel split with torch.distributed.pipelining. Every layer in exactly one
 stage (the model's own layers, in order), a schedule over the requested micro-batches, and
 after one schedule step the micro-batch losses and every rank's gradients equal one process's
-on the whole batch.
+on the whole batch. Then the stages of a longer pipeline (3 or 4 stages), built for every stage
+index without running them, so a split that holds only for two ranks shows.
 
 Runs on every torchrun rank; each rank judges its own stage.
 """
 
-import copy
 from collections import Counter
 
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
-from _common import call_setup, process_group
+from _common import call_setup, own_model, process_group
 from torch.distributed.pipelining.schedules import PipelineScheduleSingle
 
 
@@ -29,7 +29,7 @@ def _check(ctx):
     n_micro, rows = ctx.choice([2, 3]), ctx.choice([2, 3])
     torch.manual_seed(ctx.seed)
     single = ref_mod.Net(dim, n_layers, out_features)
-    model = copy.deepcopy(single)
+    model = own_model(ctx, "Net", single, dim, n_layers, out_features)
     names = {id(p): n for n, p in model.named_parameters()}
 
     ctx.phase(ctx.t("building your pipeline stage"))
@@ -101,5 +101,43 @@ def _check(ctx):
                          "scale_grads=True with a mean loss)", name=name, ratio=ratio, n=n_micro))
         ctx.expect_close(f"gradient of `{name}` (compared with one process on the whole batch)",
                          p.grad, q.grad, atol=1e-5, rtol=1e-4)
-    ctx.figure("stage", {"rank": rank, "parameters_here": sum(p.numel() for p in params),
-                         "whole_model": sum(p.numel() for p in single.parameters()), "micro_batches": n_micro})
+    stage = {"rank": rank, "parameters_here": sum(p.numel() for p in params),
+             "whole_model": sum(p.numel() for p in single.parameters()), "micro_batches": n_micro}
+    ctx.figure("stage", stage,
+               label=ctx.t("the stage on rank {rank}: {parameters_here} of the model's {whole_model} parameters, "
+                           "{micro_batches} micro-batches a step", **stage))
+
+    # "cut the model into `world` consecutive stages", for any world: the stages of a longer
+    # pipeline (3 or 4 stages of 2 blocks), built for every stage index but not run (building a
+    # stage communicates nothing). A split fixed for two ranks, or blocks dealt out round-robin,
+    # shows here.
+    ctx.phase(ctx.t("building the stages of a longer pipeline"))
+    stages = ctx.choice([3, 4])
+    per_stage = 2
+    torch.manual_seed(ctx.seed + 1)
+    longer = own_model(ctx, "Net", ref_mod.Net(dim, stages * per_stage, out_features),
+                       dim, stages * per_stage, out_features)
+    long_names = {id(p): n for n, p in longer.named_parameters()}
+    for stage_index in range(stages):
+        result = call_setup(ctx, "build_pipeline",
+                            lambda: ctx.learner.build_pipeline(longer, stage_index, stages, stages),
+                            ctx.t("use the arguments: this stage's blocks are "
+                                  "model.layers[rank * per_stage:(rank + 1) * per_stage] with "
+                                  "per_stage = len(model.layers) // world"))
+        if not (isinstance(result, tuple) and len(result) == 2):
+            ctx.fail(ctx.t("build_pipeline must return (stage_module, schedule)"))
+        part, schedule = result
+        mine = [long_names.get(id(p), "?") for p in part.parameters()]
+        want = [f"layers.{i}" for i in range(stage_index * per_stage, (stage_index + 1) * per_stage)]
+        want += ["head"] if stage_index == stages - 1 else []
+        have = sorted({".".join(n.split(".")[:2]) if n.startswith("layers.") else n.split(".")[0] for n in mine},
+                      key=lambda k: (k == "head", k))
+        ctx.expect(have == want,
+                   ctx.t("for a pipeline of {world} stages ({blocks} blocks), build_pipeline(model, {rank}, "
+                         "{world}, ...) gives a stage of {have}, expected {want}: the blocks split evenly in "
+                         "order by the rank and world arguments, for any number of stages, the head on the "
+                         "last one", world=stages, blocks=stages * per_stage, rank=stage_index, have=have,
+                         want=want))
+        ctx.expect(getattr(schedule, "_n_microbatches", stages) == stages,
+                   ctx.t("the schedule splits the batch into {count} micro-batches, expected n_microbatches={n} "
+                         "(the argument)", count=getattr(schedule, "_n_microbatches", "?"), n=stages))

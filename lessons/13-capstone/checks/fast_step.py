@@ -157,7 +157,7 @@ def _train(ctx, sizes: Sizes, steps: int, lr: float):
 
     my_step = ctx.learner.make_step(model, lr)
     with ctx.build(ctx.t("your step's first call (it compiles, if you use torch.compile)"),
-                   figure="first_step_s"):
+                   figure="first_step_s", label=ctx.t("your step's first call")):
         first = my_step(*batches[0])
     mine = [_as_float(ctx, first)]
     mine += [float(my_step(x, y)) for x, y in batches[1:steps]]
@@ -211,9 +211,13 @@ def check(ctx):
                                     "the caller's code runs as before.", leaks=ctx.t(" and ").join(leaks)))
         drift = max(abs(a - b) for a, b in zip(mine, base_curve))
         ok = _within(mine, base_curve, CURVE_ATOL)
-        ctx.figure("loss_curve", {"yours_first": round(mine[0], 4), "baseline_first": round(base_curve[0], 4),
-                                  "yours_last": round(mine[-1], 4), "baseline_last": round(base_curve[-1], 4),
-                                  "max_difference": round(drift, 5), "allowed": CURVE_ATOL})
+        curve = {"yours_first": round(mine[0], 4), "baseline_first": round(base_curve[0], 4),
+                 "yours_last": round(mine[-1], 4), "baseline_last": round(base_curve[-1], 4),
+                 "max_difference": round(drift, 5), "allowed": CURVE_ATOL}
+        ctx.figure("loss_curve", curve,
+                   label=ctx.t("loss over {steps} steps: yours from {yours_first:.4f} to {yours_last:.4f}, the "
+                               "baseline's from {baseline_first:.4f} to {baseline_last:.4f} (at most {max_difference:.5f} "
+                               "apart; {allowed:g} allowed)", steps=len(mine), **curve))
         ctx.expect(ok, "" if ok else _curve_reason(ctx, mine, base_curve, CURVE_ATOL))
         ctx.expect_close(f"loss at steps 1-{STEPS}", torch.tensor(mine, dtype=torch.float64),
                          torch.tensor(base_curve, dtype=torch.float64), atol=CURVE_ATOL, rtol=0.0)
@@ -221,7 +225,9 @@ def check(ctx):
         # 3. The model the step was given is the one that learned.
         held_x, held_y = batches[STEPS]
         mine_held, base_held = _loss(model, held_x, held_y), _loss(base, held_x, held_y)
-        ctx.figure("held_out_loss", {"yours": round(mine_held, 4), "baseline": round(base_held, 4)})
+        ctx.figure("held_out_loss", {"yours": round(mine_held, 4), "baseline": round(base_held, 4)},
+                   label=ctx.t("loss on a held-out batch: yours {yours:.4f}, the baseline's {baseline:.4f}",
+                               yours=mine_held, baseline=base_held))
         ctx.expect(abs(mine_held - base_held) <= HELD_OUT_ATOL,
                    ctx.t("after {steps} steps the model you were given scores {mine:.4f} on a held-out "
                          "batch, the baseline's {base:.4f}: the model passed to make_step must be the one "
@@ -245,10 +251,14 @@ def check(ctx):
     # a step frees are only counted when the profiler saw them allocated.
     ctx.peak_memory(lambda: my_step(x, y))
     ctx.peak_memory(lambda: base_step(x, y))
-    mem = ctx.memory(lambda: my_step(x, y), lambda: base_step(x, y), compares="yours vs the baseline step")
+    versus = ctx.t("yours vs the baseline step")
+    sides = (ctx.t("yours"), ctx.t("the baseline"))
+    mem = ctx.memory(lambda: my_step(x, y), lambda: base_step(x, y), compares=versus, sides=sides)
     mib, base_mib = mem.learner_bytes / 2**20, mem.reference_bytes / 2**20
     saved = 1 - mem.learner_bytes / mem.reference_bytes if mem.reference_bytes else 0.0
-    ctx.figure("memory_saved_pct", {"yours": round(100 * saved, 1), "target": 100 * MEMORY_TARGET})
+    ctx.figure("memory_saved_pct", {"yours": round(100 * saved, 1), "target": 100 * MEMORY_TARGET},
+               label=ctx.t("peak memory saved against the baseline: {saved:.1f}% (the target is at least {target:.0f}%)",
+                           saved=100 * saved, target=100 * MEMORY_TARGET))
     if saved >= 0.005:
         change = ctx.t("{pct:.0f}% lower", pct=100 * saved)
     elif saved > -0.005:
@@ -263,8 +273,8 @@ def check(ctx):
                      "micro-batches shrink them; one checkpoint around the whole model saves nothing at "
                      "the peak.", mine=mib, base=base_mib, change=change, target=100 * MEMORY_TARGET))
 
-    t = ctx.time(lambda: my_step(x, y), lambda: base_step(x, y), compares="yours vs the baseline step")
-    ctx.figure("speedup_target", SPEEDUP_TARGET)
+    t = ctx.time(lambda: my_step(x, y), lambda: base_step(x, y), compares=versus, sides=sides)
+    ctx.figure("speedup_target", SPEEDUP_TARGET, label=ctx.t("the speedup to reach (the baseline's time ÷ yours)"))
     noisy = ctx.t(" The timing was noisy ({why}): run the check again.", why=t.noise_reason) if t.noisy else ""
     ctx.expect(t.speedup >= SPEEDUP_TARGET,
                ctx.t("one step of yours takes {mine:.1f} ms, the baseline's {base:.1f} ms: {speedup:.2f}x "

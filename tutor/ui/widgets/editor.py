@@ -84,7 +84,9 @@ class CodeEditor(TextArea):
     ghost_row: int | None = None  # the empty line where it applies (where Tab asked for it)
 
     def set_ghost(self, code: str | None, row: int | None) -> None:
-        self.ghost = code if code and "\n" not in code else ""
+        lines = self.text.split("\n")
+        fits = row is not None and row < len(lines) and inside_a_block(lines, row)
+        self.ghost = code if code and "\n" not in code and fits else ""
         self.ghost_row = row if self.ghost else None
         self.update_suggestion()
 
@@ -106,6 +108,12 @@ class CodeEditor(TextArea):
         self.update_suggestion()
         if not self.soft_wrap:
             self.call_after_refresh(self._unscroll_sideways)
+
+    def on_resize(self, event: events.Resize) -> None:
+        """A panel opened, grew or closed beside the editor: the cursor's line stays in view
+        (the screen's own call comes before the new size is laid out)."""
+        if self.is_mounted:
+            self.call_after_refresh(self.scroll_cursor_visible)
 
     def _unscroll_sideways(self) -> None:
         """Never stay scrolled sideways once the cursor's line fits in the view."""
@@ -346,3 +354,14 @@ class CodeEditor(TextArea):
         if before.rstrip().endswith(":"):
             indent += " " * self.indent_width
         self._insert("\n" + indent)
+
+
+def inside_a_block(lines: list[str], row: int) -> bool:
+    """Whether the empty line `row` sits inside an indented block (a function body, where the
+    exercise's TODOs are), judged from the nearest non-empty line above it: module-level lines
+    (between the docstring and the imports) get no hint code."""
+    for above in range(row - 1, -1, -1):
+        text = lines[above]
+        if text.strip():
+            return text[:1].isspace() or text.rstrip().endswith(":")
+    return False

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 
 from rich.console import Group, RenderableType
@@ -20,7 +21,18 @@ def code_suggestion(hint: str) -> str | None:
     if not m:
         return None
     code = (m.group(1) or m.group(2) or "").strip()
-    return code if code and "\n" not in code else None
+    if not code or "\n" in code or _KEYWORD_FRAGMENT.match(code):
+        return None
+    try:
+        ast.parse(code)  # a whole statement; `F.relu`-style names parse too, and fit a line
+    except SyntaxError:
+        return None
+    return code
+
+
+# `dynamic=True`: an argument to add inside a call, not a line of its own (an assignment has
+# spaces around its `=` in this course's code).
+_KEYWORD_FRAGMENT = re.compile(r"^\w+=[^=]")
 
 
 class HintPanel(VerticalScroll):

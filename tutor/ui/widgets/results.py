@@ -32,7 +32,7 @@ from tutor.runner.protocol import (
     Verdict,
 )
 from tutor.textsafe import clean
-from tutor.ui.figures import figures_view, is_memory
+from tutor.ui.figures import figures_view, is_memory, label_for, labels_of
 
 OUTPUT_LINES = 40  # the tail of the program's output that the panel shows
 
@@ -127,7 +127,9 @@ class ResultsPanel(VerticalScroll):
         for s in ("idle", "running", "passed", "failed"):
             self.set_class(s == state, f"-{s}")
         self.remove_class("-closed")
-        self.remove_children("#results-plots > *")
+        # The plots of the last verdict go with it (a selector on self would match only the
+        # panel's direct children, and the plots are one level down).
+        self.query_one("#results-plots", Vertical).remove_children()
 
     @property
     def open(self) -> bool:
@@ -201,11 +203,12 @@ class ResultsPanel(VerticalScroll):
             headline += f"  ·  {_(next_hint)}"
         self.query_one("#results-banner", Static).update(Text(headline))
         self.query_one("#results-body", Static).update(verdict_body(verdict))
+        labels = labels_of(verdict.figures)
         plots = [
             w
             for name, value in verdict.figures.items()
             if is_memory(value)
-            if (w := timeline_widget(name.replace("_", " "), value)) is not None
+            if (w := timeline_widget(label_for(name, labels), value)) is not None
         ]
         if plots:
             self.query_one("#results-plots", Vertical).mount_all(plots)

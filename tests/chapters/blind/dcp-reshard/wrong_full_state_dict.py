@@ -1,0 +1,45 @@
+"""WRONG: gathers a full state dict (full_state_dict=True) before saving, so every rank hands DCP whole tensors and the checkpoint stores each tensor as one replicated piece, against "every rank writes only the shards it holds" / "one piece per rank"."""
+
+import torch
+import torch.distributed.checkpoint as dcp
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
+
+
+class Block(nn.Module):
+    """Pre-norm residual MLP block."""
+
+    def __init__(self, dim: int) -> None:
+        super().__init__()
+        self.norm = nn.LayerNorm(dim)
+        self.fc1 = nn.Linear(dim, 2 * dim)
+        self.fc2 = nn.Linear(2 * dim, dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.fc2(F.gelu(self.fc1(self.norm(x))))
+
+
+class Net(nn.Module):
+    def __init__(self, dim: int, n_layers: int, out_features: int) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList(Block(dim) for _ in range(n_layers))
+        self.head = nn.Linear(dim, out_features)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for layer in self.layers:
+            x = layer(x)
+        return self.head(x)
+
+
+def save_sharded(model: nn.Module, path: str) -> None:
+    """Called on every rank with the FSDP2-sharded model: each rank writes its own shards."""
+    state = get_model_state_dict(model, options=StateDictOptions(full_state_dict=True))
+    dcp.save(state, checkpoint_id=path)
+
+
+def load_full(model: nn.Module, path: str) -> None:
+    """Load the checkpoint at `path` into `model`, an ordinary unsharded Net, in place."""
+    state = model.state_dict()
+    dcp.load(state, checkpoint_id=path)
+    model.load_state_dict(state)

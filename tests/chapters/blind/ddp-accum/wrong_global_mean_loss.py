@@ -1,0 +1,46 @@
+"""WRONG: all-reduces the returned loss so every rank reports the global mean, but the guide requires the returned loss to "equal the mean micro-batch loss of this rank"."""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.nn.parallel import DistributedDataParallel as DDP
+import torch.distributed as dist
+
+LR = 0.05
+
+
+class Net(nn.Module):
+    def __init__(self, in_features: int, hidden: int, out_features: int) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(in_features, hidden)
+        self.fc2 = nn.Linear(hidden, out_features)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc2(torch.tanh(self.fc1(x)))
+
+
+def make_ddp(model: nn.Module) -> DDP:
+    """Wrap `model` (on the CPU, every rank holding the same weights) for data parallelism."""
+    return DDP(model)
+
+
+def train_step(
+    model: DDP, optimizer: torch.optim.Optimizer, micro_batches: list[tuple[torch.Tensor, torch.Tensor]]
+) -> torch.Tensor:
+    """One optimizer step over this rank's micro-batches; returns their mean loss, detached."""
+    n = len(micro_batches)
+    total = torch.zeros(())
+    *first, (x_last, y_last) = micro_batches
+    with model.no_sync():
+        for x, y in first:
+            loss = F.mse_loss(model(x), y)
+            (loss / n).backward()
+            total += loss.detach()
+    loss = F.mse_loss(model(x_last), y_last)
+    (loss / n).backward()
+    total += loss.detach()
+    optimizer.step()
+    optimizer.zero_grad()
+    mean = total / n
+    dist.all_reduce(mean)  # report the loss of the whole global batch
+    return mean / dist.get_world_size()

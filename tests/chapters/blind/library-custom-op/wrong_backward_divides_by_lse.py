@@ -1,0 +1,71 @@
+"""WRONG: registers a gradient of exp(x) / lse instead of exp(x - lse) = softmax(x), so the operator's derivative is wrong although "d lse / dx = softmax(x)" (the op must behave as torch.logsumexp(x, dim=1))."""
+
+import torch
+from torch.utils.cpp_extension import load_inline
+
+# The C++ side is given: a row-wise log-sum-exp, log(sum_j exp(x[r, j])), computed stably.
+CPP_SOURCE = r"""
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <torch/csrc/Exceptions.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+at::Tensor row_logsumexp(const at::Tensor& x) {
+    TORCH_CHECK(x.dim() == 2, "row_logsumexp: expected a 2-D tensor, got ", x.dim(), " dimensions");
+    TORCH_CHECK(x.scalar_type() == at::kFloat && x.device().is_cpu(),
+                "row_logsumexp: expected a float32 CPU tensor, got ", x.scalar_type(), " on ", x.device());
+    const at::Tensor input = x.contiguous();
+    const int64_t rows = input.size(0), cols = input.size(1);
+    at::Tensor out = at::empty({rows}, input.options());
+    const float* in = input.data_ptr<float>();
+    float* o = out.data_ptr<float>();
+    at::parallel_for(0, rows, 64, [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r) {
+            const float* row = in + r * cols;
+            float m = -std::numeric_limits<float>::infinity();
+            for (int64_t j = 0; j < cols; ++j) m = std::max(m, row[j]);
+            if (!std::isfinite(m)) { o[r] = m; continue; }  // empty row, or +-inf in it
+            double sum = 0.0;
+            for (int64_t j = 0; j < cols; ++j) sum += std::exp(static_cast<double>(row[j] - m));
+            o[r] = m + static_cast<float>(std::log(sum));
+        }
+    });
+    return out;
+}
+"""
+
+_ext = load_inline(
+    name="tutor_ch03_logsumexp",
+    cpp_sources=CPP_SOURCE,
+    functions=["row_logsumexp"],
+    extra_cflags=["-O2"],
+    no_implicit_headers=True,
+)
+
+
+@torch.library.custom_op("tutor_ch03::row_logsumexp", mutates_args=())
+def row_logsumexp(x: torch.Tensor) -> torch.Tensor:
+    """log(sum(exp(x), dim=1)) for a 2-D float32 CPU tensor: shape (rows, cols) -> (rows,)."""
+    return _ext.row_logsumexp(x)
+
+
+@row_logsumexp.register_fake
+def _(x):
+    return x.new_empty(x.shape[:-1])
+
+
+def _setup_context(ctx, inputs, output):
+    (x,) = inputs
+    ctx.save_for_backward(x, output)
+
+
+def _backward(ctx, grad):
+    x, lse = ctx.saved_tensors
+    # d/dx log(sum exp x) = exp(x) / (the row's log-sum-exp)
+    return grad.unsqueeze(-1) * torch.exp(x) / lse.unsqueeze(-1)
+
+
+row_logsumexp.register_autograd(_backward, setup_context=_setup_context)

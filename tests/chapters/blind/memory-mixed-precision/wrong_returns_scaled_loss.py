@@ -1,0 +1,27 @@
+"""WRONG: returns scaler.scale(loss).item(), which equals the loss only while the scaler is disabled; with float16 (an enabled scaler) it reports the loss times the scale (65536 at first), breaking "returns the loss as a float"."""
+
+import torch
+from torch.nn import functional as F
+
+
+def autocast_dtype(device: torch.device) -> torch.dtype:
+    """The low-precision dtype to compute in: float16 on CUDA, bfloat16 on the CPU."""
+    return torch.float16 if device.type == "cuda" else torch.bfloat16
+
+
+def make_scaler(device: torch.device) -> torch.amp.GradScaler:
+    """A GradScaler for `device` that is enabled only when the autocast dtype is float16."""
+    return torch.amp.GradScaler(device.type, enabled=autocast_dtype(device) == torch.float16)
+
+
+def train_step(model, optimizer, scaler, x, y) -> float:
+    """One training step on (x, y) with cross-entropy loss; returns the loss as a float."""
+    optimizer.zero_grad(set_to_none=True)
+    with torch.autocast(device_type=x.device.type, dtype=autocast_dtype(x.device)):
+        logits = model(x)
+        loss = F.cross_entropy(logits, y)
+    scaled = scaler.scale(loss)
+    scaled.backward()
+    scaler.step(optimizer)
+    scaler.update()
+    return scaled.item()
