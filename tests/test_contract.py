@@ -160,3 +160,9 @@ def test_a_call_only_the_learners_run_makes_is_held_to_the_contract(runner, tmp_
     )
     v = run(runner, tmp_path, source)
     assert v.status == "failed" and "`total(...)` left a change behind" in v.reason, v.reason
+
+
+def test_a_model_cast_to_another_dtype_is_named_a_cast(runner, tmp_path):
+    source = in_score("model.to(torch.float64)")
+    v = run(runner, tmp_path, source)
+    assert v.status == "failed" and "were cast to float64" in v.reason, v.reason

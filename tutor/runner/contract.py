@@ -354,7 +354,7 @@ def _contents(obj: list[Any] | dict[Any, Any]) -> tuple[Any, ...]:
 def _same_values(a: Any, b: Any) -> bool:
     if a is None or b is None:
         return True
-    if a.shape != b.shape:
+    if a.shape != b.shape or a.dtype != b.dtype:  # a cast keeps the values, not the tensor
         return False
     try:
         if a.is_floating_point() or a.is_complex():
@@ -416,6 +416,21 @@ def _compare(category: str, was: Any, now: Any, live: dict[str, torch.Tensor], a
                 changed.append(name)
         if not changed:
             return None
+        # A cast (model.to(torch.bfloat16)) is the commonest such change: say so, with the dtype.
+        dtypes = {
+            str(live[name].dtype).removeprefix("torch.")
+            for name in changed
+            if isinstance(live.get(name), torch.Tensor)
+            and isinstance(was[name][1][3], torch.Tensor)
+            and live[name].dtype != was[name][1][3].dtype
+        }
+        if len(dtypes) == 1:
+            return _(
+                "the parameters or buffers {names} of {arg} were cast to {dtype}",
+                names=_listing(changed),
+                arg=arg,
+                dtype=dtypes.pop(),
+            )
         return _("the parameters or buffers {names} of {arg} were changed", names=_listing(changed), arg=arg)
     if category == "optimizer":
         return _("the settings of {arg} (lr, betas, ...) were changed", arg=arg) if was != now else None
