@@ -30,7 +30,7 @@ def main() -> int:
     from tutor.runner.client import Runner
 
     try:
-        from tutor.mutate import seed_pool
+        from tutor.seeds import seed_pool
     except ImportError:  # a checkout from before `tutor dev mutate`: the same pool, written out
 
         def seed_pool(exercise_id: str, n: int = 3) -> list[int]:

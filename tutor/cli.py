@@ -180,8 +180,11 @@ def find_exercise(course: Course, ident: str) -> Exercise:
         close = difflib.get_close_matches(ident, course.exercise_ids(), n=3, cutoff=0.6)
         if close:
             raise UsageError(
-                _("unknown exercise {name}; did you mean {close}? (`tutor list` shows them all)",
-                  name=repr(ident), close=" / ".join(close))
+                _(
+                    "unknown exercise {name}; did you mean {close}? (`tutor list` shows them all)",
+                    name=repr(ident),
+                    close=" / ".join(close),
+                )
             ) from None
         raise UsageError(
             _("unknown exercise {name}; `tutor list` shows the exercises of every chapter", name=repr(ident))

@@ -18,17 +18,16 @@ import hashlib
 import json
 import tempfile
 import warnings
-import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from tutor.course import Course, Exercise, _tomllib
+from tutor.seeds import seed_pool
 
 RECORD = "mutants.toml"
 FORMAT_VERSION = 1
-POOL = 3  # seeds per exercise: the pool the chapter tests and this tool draw from
 REJECTED = ("failed", "error", "timeout", "crashed")
 # cosmic-ray operators that need arguments or only rename variables (mostly noise here).
 _SKIPPED_OPERATORS = ("core/VariableReplacer", "core/VariableInserter", "core/ExceptionReplacer")
@@ -43,11 +42,6 @@ def _wanted(name: str) -> bool:
         source, target = name.removeprefix("core/ReplaceBinaryOperator_").split("_", 1)
         return not (target in _BITWISE and source not in _BITWISE)
     return True
-
-
-def seed_pool(exercise_id: str, n: int = POOL) -> list[int]:
-    """The exercise's fixed input seeds (the chapter tests use the same pool)."""
-    return [(zlib.crc32(exercise_id.encode("utf-8")) + k * 7_919) % 2**31 for k in range(n)]
 
 
 def fingerprint(exercise: Exercise) -> dict[str, str]:

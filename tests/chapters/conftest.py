@@ -32,6 +32,7 @@ from pathlib import Path
 
 import pytest
 
+from tutor.seeds import POOL, seed_pool
 from tutor.runner.protocol import CRASHED, ERROR, FAILED, PASSED, SKIPPED, TIMEOUT, Verdict
 
 Edit = tuple[str, str]
@@ -77,7 +78,7 @@ def assert_fails(v: Verdict, *words: str, ignore_case: bool = False) -> str:
     return v.reason
 
 
-POOL = 3  # seeds per exercise; each mutant takes `count` of them, starting where its edits say
+# each mutant takes `count` of the pool, starting where its edits say
 
 
 def mutant_seeds(key: str, count: int | None = None, exercise_id: str | None = None) -> list[int]:
@@ -89,7 +90,7 @@ def mutant_seeds(key: str, count: int | None = None, exercise_id: str | None = N
     start = zlib.crc32(key.encode("utf-8"))
     if exercise_id is None:
         return [(start + k * 1_000_003) % 2**31 for k in range(n)]
-    pool = [(zlib.crc32(exercise_id.encode("utf-8")) + k * 7_919) % 2**31 for k in range(max(POOL, n))]
+    pool = seed_pool(exercise_id, max(POOL, n))  # the pool a learner's check draws from
     return [pool[(start + k) % len(pool)] for k in range(n)]
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from tutor import i18n, paths
+from tutor import i18n, paths, seeds
 from tutor.course import DEFAULT_LANGUAGE, Exercise, LessonError, reason_catalogue
 from tutor.i18n import _
 from tutor.runner import sandbox
@@ -265,7 +265,7 @@ class Runner:
             timeout=exercise.timeout,
             device=device,
             processes=exercise.needs.processes,
-            seed=seed if seed is not None else secrets.randbelow(2**31),
+            seed=seed if seed is not None else seeds.draw(exercise.id),
             memory_limit_mb=DEFAULT_MEMORY_LIMIT_MB if device == "cpu" else None,
             cache_dir=str(self.cache_dir) if self.cache_dir else None,
             sources=_SOURCES.for_exercise(exercise),
