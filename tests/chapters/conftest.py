@@ -41,6 +41,7 @@ DEFAULT_SEEDS = 1  # per mutant in the suite; TUTOR_MUTANT_SEEDS=3 (or =all) swe
 # suite too, so a verdict that changes with the seed fails CI, not a learner.
 FULL_POOL_CHAPTERS = ("02-custom-autograd", "09-data-loading")
 LESSONS = Path(__file__).resolve().parents[2] / "lessons"
+ON_DEMAND_FILES = ("test_ch03_cpp_cuda_ops.py",)  # see pytest_collection_modifyitems
 REJECTED = (FAILED, ERROR, TIMEOUT, CRASHED)  # what counts as the check saying no
 
 
@@ -207,8 +208,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "tests/chapters/" in item.nodeid and item.get_closest_marker("xdist_group") is None:
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::")[0]))
-    # Tests marked on_demand (the blind mutants of the slow chapters) run with TUTOR_BLIND=all.
-    if os.environ.get("TUTOR_BLIND") != "all":
+        # Every check of chapter 3 builds C++ (about 20 s on 2 cores): its extra mutants and
+        # variants run on demand; its solutions, stubs, known mistakes (test_mistakes.py) and
+        # pool seeds (test_pool.py) stay in the suite.
+        name = item.nodeid.split("::")[-1]
+        if any(f"tests/chapters/{f}::" in item.nodeid for f in ON_DEMAND_FILES) and not any(
+            word in name for word in ("solution", "stub")
+        ):
+            item.add_marker(pytest.mark.on_demand)
+    # Tests marked on_demand (the blind mutants of the slow chapters, chapter 3's extra
+    # mutants) run with TUTOR_ON_DEMAND=all (or TUTOR_BLIND=all).
+    if "all" not in (os.environ.get("TUTOR_ON_DEMAND"), os.environ.get("TUTOR_BLIND")):
         later = [item for item in items if item.get_closest_marker("on_demand")]
         if later:
             config.hook.pytest_deselected(items=later)

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.slow
 
 BLIND = Path(__file__).parent / "blind"
 # Chapters whose checks take a few seconds, and whose checkers have been brought up to their
-# blind mutants, run them in the suite; the others run on demand (TUTOR_BLIND=all python -m
+# blind mutants, run them in the suite; the others run on demand (TUTOR_ON_DEMAND=all python -m
 # pytest tests/chapters/test_blind.py, CONTRIBUTING.md): the slow ones (compiles, C++ builds,
 # torchrun, Lightning, quantization) take minutes per exercise, and chapters 2-6 still have
 # checker gaps their blind mutants show.
