@@ -172,7 +172,9 @@ def test_code_suggestion() -> None:
     # A fragment is not a line: an argument to add inside a call, or code that does not parse.
     assert code_suggestion("pass `dynamic=True` to torch.compile") is None
     assert code_suggestion("look at `x.view(-1` again") is None
-    assert code_suggestion("`model = torch.compile(model, dynamic=True)`") == "model = torch.compile(model, dynamic=True)"
+    assert (
+        code_suggestion("`model = torch.compile(model, dynamic=True)`") == "model = torch.compile(model, dynamic=True)"
+    )
     assert code_suggestion("```python\na = 1\nb = 2\n```") is None  # ghost text is one line
 
 
