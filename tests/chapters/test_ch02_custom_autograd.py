@@ -290,3 +290,13 @@ def test_log_cosh_softplus_form_and_attribute_storage_passes(variant):
         ("ctx.save_for_backward(x)  # key", "ctx.x = x"),
         ("(x,) = ctx.saved_tensors", "x = ctx.x"),
     )
+
+
+def test_ste_default_range_off_by_one_fails(mutant):
+    # Found by `tutor dev mutate straight-through`: no check called fake_quant with its defaults.
+    v = mutant(
+        "straight-through",
+        "qmin: int = -128, qmax: int = 127",
+        "qmin: int = -127, qmax: int = 127",
+    )
+    assert_fails(v, "with the default qmin and qmax (int8: -128 and 127)")

@@ -185,6 +185,14 @@ def check(ctx):
             gs[i] * ((q >= qmin) & (q <= qmax)),
         )
 
+    # The default range is int8's, [-128, 127]: a caller who passes only a scale gets it. Values
+    # around both ends and one step past them, so a range off by one at either end shows.
+    ctx.phase(ctx.t("checking the default range (int8: qmin=-128, qmax=127)"))
+    steps = torch.tensor([-130.0, -129.0, -128.0, -127.0, -1.0, 0.0, 1.0, 126.0, 127.0, 128.0, 129.0])
+    x = (steps + 0.2 * (ctx.rand(steps.numel()) - 0.5)) * 0.5
+    ctx.expect_close(ctx.t("fake_quant(x, scale) with the default qmin and qmax (int8: -128 and 127)"),
+                     mine.fake_quant(x, 0.5), torch.clamp(torch.round(x / 0.5), -128, 127) * 0.5)
+
     # What the clipping is for: train weights through the quantizer towards targets that partly
     # lie beyond the range. The loss falls to about that of the best clamped weights; the latent
     # weights beyond the range stop just past its end. With an unclipped STE the same loss is
