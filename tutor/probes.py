@@ -89,6 +89,12 @@ def _expanded(t: torch.Tensor) -> torch.Tensor:
     return t[:1].expand_as(t)
 
 
+def _said(exc: BaseException) -> str:
+    """The first line of an error's message ("" when it has none)."""
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else ""
+
+
 def _second(
     grads: Sequence[torch.Tensor | None], inputs: Sequence[torch.Tensor], v: Sequence[torch.Tensor]
 ) -> list[torch.Tensor]:
@@ -121,8 +127,6 @@ class Prober:
         try:
             return fn(*args)
         except Exception as exc:
-            text = str(exc).strip()
-            first = text.splitlines()[0] if text else ""
             if mine:
                 self.ctx.fail(
                     _(
@@ -130,7 +134,7 @@ class Prober:
                         call=f"{self.name}(...)",
                         kind=type(exc).__name__,
                         probe=what,
-                        message=first,
+                        message=_said(exc),
                     )
                 )
             raise
@@ -146,14 +150,24 @@ class Prober:
         try:
             run()
         except Exception as exc:
-            text = str(exc).strip()
             self.ctx.fail(
                 _(
                     "the backward of {call} raised {kind} {probe}: {message}",
                     call=f"{self.name}(...)",
                     kind=type(exc).__name__,
                     probe=what,
-                    message=text.splitlines()[0] if text else "",
+                    message=_said(exc),
+                )
+            )
+
+    def need_graph(self, what: str, *outs: Any) -> None:
+        """Every output of the learner's call is in the autograd graph, or the check fails."""
+        if not all(isinstance(o, torch.Tensor) and o.requires_grad for o in outs):
+            self.ctx.fail(
+                _(
+                    "{call} returned a result with no gradient {probe}: keep it in the autograd graph",
+                    call=f"{self.name}(...)",
+                    probe=what,
                 )
             )
 
@@ -162,14 +176,7 @@ class Prober:
         self.ctx.expect_close(self.label(what), actual, expected, atol=tol.get("atol"), rtol=tol.get("rtol"))
 
     def grads(self, what: str, mine: Any, ref: Any, a: Sequence[Any], b: Sequence[Any], g: Any) -> None:
-        if not (isinstance(mine, torch.Tensor) and mine.requires_grad):
-            self.ctx.fail(
-                _(
-                    "{call} returned a result with no gradient {probe}: keep it in the autograd graph",
-                    call=f"{self.name}(...)",
-                    probe=what,
-                )
-            )
+        self.need_graph(what, mine)
         self.backward(lambda: mine.backward(g), what)
         ref.backward(g.detach().clone() if isinstance(g, torch.Tensor) else g)
         for i in _floating(a):
@@ -239,7 +246,6 @@ class Prober:
                 raise RuntimeError(_("the gradient your backward returns has no graph behind it"))
             ha = _second(ga, inputs_a, v)
         except RuntimeError as exc:
-            text = str(exc).strip()
             self.ctx.fail(
                 _(
                     "differentiating the gradient of {call} failed {probe}: its backward must be made of "
@@ -247,7 +253,7 @@ class Prober:
                     call=f"{self.name}(...)",
                     probe=what,
                 ),
-                [text.splitlines()[0] if text else type(exc).__name__],
+                [_said(exc) or type(exc).__name__],
             )
         for i, (x, y) in enumerate(zip(ha, hb)):
             self.close(_("second derivative of input #{n}", n=i + 1), x, y, torch.float64)
@@ -280,16 +286,7 @@ class Prober:
         if not isinstance(r1, torch.Tensor):
             return
         g1, g2 = self.ctx.randn(*r1.shape), self.ctx.randn(*r2.shape)
-        if not (
-            isinstance(m1, torch.Tensor) and isinstance(m2, torch.Tensor) and m1.requires_grad and m2.requires_grad
-        ):
-            self.ctx.fail(
-                _(
-                    "{call} returned a result with no gradient {probe}: keep it in the autograd graph",
-                    call=f"{self.name}(...)",
-                    probe=what,
-                )
-            )
+        self.need_graph(what, m1, m2)
         self.backward(lambda: torch.autograd.backward([m1, m2], [g1, g2]), what)
         torch.autograd.backward([r1, r2], [g1.clone(), g2.clone()])
         for k, (xa, xb) in enumerate(((one_a, one_b), (two_a, two_b))):

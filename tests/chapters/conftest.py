@@ -31,8 +31,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import torch
 
 from tutor.seeds import POOL, seed_pool
+from tutor.course import Exercise
 from tutor.runner.protocol import CRASHED, ERROR, FAILED, PASSED, SKIPPED, TIMEOUT, Verdict
 
 Edit = tuple[str, str]
@@ -122,6 +124,16 @@ def chapter_folders() -> dict[str, str]:
             if step.get("kind") == "exercise":
                 out[step["id"]] = manifest.parent.name
     return out
+
+
+def exercise_marks(exercise: Exercise) -> list[pytest.MarkDecorator]:
+    """Marks for a test of `exercise` outside its chapter's file: the chapter's xdist group (one
+    warm runner keeps its reference runs), and a skip where this machine cannot run it."""
+    marks = [pytest.mark.xdist_group(f"tests/chapters/test_ch{exercise.key.split('/')[0].replace('-', '_')}.py")]
+    runs_here, why = exercise.needs.device_here(torch.cuda.device_count())
+    if runs_here is None:
+        marks.append(pytest.mark.skip(reason=f"{exercise.id} {why}"))
+    return marks
 
 
 _WARMED: set[tuple[str, int]] = set()

@@ -9,11 +9,10 @@ The chapter test files hold the mutants that have no hint of their own (and the 
 from __future__ import annotations
 
 import pytest
-import torch
 
 from tutor.course import Course, Exercise, load_course
 
-from .conftest import describe
+from .conftest import describe, exercise_marks
 
 COURSE: Course = load_course()
 
@@ -21,12 +20,8 @@ COURSE: Course = load_course()
 def _cases() -> list[object]:
     cases: list[object] = []
     for exercise in COURSE.exercises:
-        group = f"tests/chapters/test_ch{exercise.key.split('/')[0].replace('-', '_')}.py"
-        runs_here, why = exercise.needs.device_here(torch.cuda.device_count())
+        marks = exercise_marks(exercise)
         for j, mistake in enumerate(exercise.mistakes):
-            marks = [pytest.mark.xdist_group(group)]  # beside the chapter's tests: one warm reference
-            if runs_here is None:
-                marks.append(pytest.mark.skip(reason=f"{exercise.id} {why}"))
             cases.append(pytest.param(exercise, j, id=f"{exercise.id}[{j}]-{mistake.when[:40]}", marks=marks))
     return cases
 

@@ -5,22 +5,17 @@ checked again (the warm runner keeps that reference run)."""
 from __future__ import annotations
 
 import pytest
-import torch
 
 from tutor.course import Exercise, load_course
 from tutor.seeds import seed_pool
 
-from .conftest import _warm
+from .conftest import _warm, exercise_marks
 
 
 def _cases() -> list[object]:
     cases: list[object] = []
     for exercise in load_course().exercises:
-        group = f"tests/chapters/test_ch{exercise.key.split('/')[0].replace('-', '_')}.py"
-        runs_here, why = exercise.needs.device_here(torch.cuda.device_count())
-        marks = [pytest.mark.xdist_group(group)]
-        if runs_here is None:
-            marks.append(pytest.mark.skip(reason=f"{exercise.id} {why}"))
+        marks = exercise_marks(exercise)
         for seed in seed_pool(exercise.id):
             cases.append(pytest.param(exercise, seed, id=f"{exercise.id}-{seed}", marks=marks))
     return cases

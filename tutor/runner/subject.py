@@ -287,29 +287,43 @@ def _summary(exc: BaseException) -> str:
     return text if len(text) <= 2000 else text[:1999] + "…"
 
 
+def _isolate(role: str) -> None:
+    """The reference's process cannot be reached into by the learner's; the learner's cannot
+    trace anyone, nor call the tutor's own bookkeeping from a check."""
+    if role == REFERENCE:
+        sandbox.make_private()
+    else:
+        sandbox.drop_ptrace()
+        for name in ("tutor.progress", "tutor.workspace", "tutor.cli", "tutor.headless"):
+            sys.modules[name] = None  # type: ignore[assignment]
+
+
+def _default_signals() -> None:
+    """SIGTERM and SIGINT kill again (the warm server forked us with its own handlers)."""
+    import signal
+
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def _run_isolated(request: RunRequest, sock: socket.socket, tmpdir: Path, role: str, rank: int, world: int) -> None:
+    """The memory cap, unbuffered output and the run's environment, then the check itself."""
+    if request.device == "cpu":
+        limit_memory(request.memory_limit_mb)
+    unbuffered_stdio()
+    prepare_environment(request, tmpdir)
+    run_subject(request, sock, tmpdir, role, rank, world)
+
+
 def start_child(request: RunRequest, sock: socket.socket, tmpdir: Path, role: str) -> None:
     """In a freshly forked child: isolate, then run. Never returns."""
     try:
         os.setpgid(0, 0)
         sandbox.die_with_parent()
-        if role == REFERENCE:
-            sandbox.make_private()  # the learner's process must not reach into this one
-        else:
-            sandbox.drop_ptrace()
-        import signal
-
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        _isolate(role)
+        _default_signals()
         sandbox.close_fds_except({sock.fileno()})
-        if role == LEARNER:
-            # The tutor's own bookkeeping is not the learner's to call from a check.
-            for name in ("tutor.progress", "tutor.workspace", "tutor.cli", "tutor.headless"):
-                sys.modules[name] = None  # type: ignore[assignment]
-        if request.device == "cpu":
-            limit_memory(request.memory_limit_mb)
-        unbuffered_stdio()
-        prepare_environment(request, tmpdir)
-        run_subject(request, sock, tmpdir, role)
+        _run_isolated(request, sock, tmpdir, role, 0, 1)
     finally:
         os._exit(70)
 
@@ -328,23 +342,14 @@ def main() -> None:
 
 def run_rank(request: RunRequest, role: str, token: str, sock_path: str, tmpdir: Path, rank: int, world: int) -> None:
     """One rank of a distributed check: isolate, say hello on the judge's socket, run."""
-    if role == REFERENCE:
-        sandbox.make_private()
-    else:
-        sandbox.drop_ptrace()
-        for name in ("tutor.progress", "tutor.workspace", "tutor.cli", "tutor.headless"):
-            sys.modules[name] = None  # type: ignore[assignment]  # as start_child does
+    _isolate(role)
     sandbox.die_with_parent()  # the launcher's death must not leave ranks running
     rank_dir = tmpdir / f"{role}-rank{rank}"
     rank_dir.mkdir(parents=True, exist_ok=True)
     sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     sock.connect(sock_path)
     sock.sendall(wire.encode(("hello", token, rank)))
-    if request.device == "cpu":
-        limit_memory(request.memory_limit_mb)
-    unbuffered_stdio()
-    prepare_environment(request, rank_dir)
-    run_subject(request, sock, rank_dir, role, rank, world)
+    _run_isolated(request, sock, rank_dir, role, rank, world)
 
 
 def launch_ranks(request: RunRequest, role: str, token: str, sock_path: str, tmpdir: Path, world: int) -> None:
@@ -359,10 +364,7 @@ def launch_ranks(request: RunRequest, role: str, token: str, sock_path: str, tmp
         os.setsid()
         sandbox.die_with_parent()
         sandbox.close_fds_except(set())  # nothing of the supervisor's: no other run's sockets
-        import signal
-
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        _default_signals()
         pids, pipes = [], []
         for rank in range(world):
             read, write = os.pipe()

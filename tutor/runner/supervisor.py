@@ -69,6 +69,13 @@ class _Side:
     wants_quiet: bool = False
 
 
+def _stdio(out_fd: int) -> None:
+    """In a forked child: no input, and stdout and stderr into the run's output pipe."""
+    os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+    os.dup2(out_fd, 1)
+    os.dup2(out_fd, 2)
+
+
 class Supervisor:
     def __init__(
         self,
@@ -112,9 +119,7 @@ class Supervisor:
         if pid == 0:
             try:
                 parent.close()
-                os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
-                os.dup2(out_fd, 1)
-                os.dup2(out_fd, 2)
+                _stdio(out_fd)
                 start_child(self.request, child, role_dir, role)
             finally:
                 os._exit(70)
@@ -147,9 +152,7 @@ class Supervisor:
         pid = os.fork()
         if pid == 0:
             try:
-                os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
-                os.dup2(out_fd, 1)
-                os.dup2(out_fd, 2)
+                _stdio(out_fd)
                 os.chdir(self.tmpdir)
                 launch_ranks(self.request, role, self.tokens[role], sock_path, self.tmpdir, self.ranks)
             finally:
