@@ -67,7 +67,8 @@ def test_wheel_ships_lessons_and_solutions(tmp_path):
     )
     assert done.returncode == 0, done.stderr
     assert "Custom autograd Functions" in done.stdout
-    assert (
-        "tutor.tcss"
-        in subprocess.run([sys.executable, "-m", "zipfile", "-l", str(wheel)], capture_output=True, text=True).stdout
-    )
+    listing = subprocess.run([sys.executable, "-m", "zipfile", "-l", str(wheel)], capture_output=True, text=True).stdout
+    assert "tutor.tcss" in listing
+    # The judging files' hashes, so a checker rewritten after install never judges a check.
+    record = Path(where) / "COURSE-SHA256.json"
+    assert record.is_file() and "lessons/02-custom-autograd/checks/sigmoid.py" in record.read_text()

@@ -89,6 +89,7 @@ class Context:
         reference_loader: Callable[[], ModuleType] | None = None,
         reasons: Mapping[str, str] | None = None,
         allows: Sequence[str] = (),
+        guarded: Sequence[ModuleType] = (),
     ) -> None:
         self._reasons = dict(reasons or {})
         # Before the learner's file is imported: a flag set at import is a change too.
@@ -110,7 +111,10 @@ class Context:
         # The learner's run never hands expected values to the channel (the judge takes them
         # from the reference run); the reference run never hands over actual values.
         self._sends_expected = not getattr(channel, "measures_speed", True)
-        self._sealed = _seal(self)
+        # The seal lives in a closure made before any learner code runs (the runner keeps its
+        # own reference): no attribute to overwrite after a patch. `guarded` are the checker's
+        # module and its helpers, whose functions are sealed too.
+        self._tampered: Callable[[], str] = _arm(self, tuple(guarded))
 
     # -- the code under test -------------------------------------------------------------------
 
@@ -241,7 +245,7 @@ class Context:
     def tampered(self) -> str:
         """Which parts of the checking machinery were replaced since this context was made
         (empty when none): a cheap tripwire for code that patches the checker from inside."""
-        return ", ".join(_changed(self._sealed, _seal(self)))
+        return self._tampered()
 
     def _observe(self, kind: str, name: str, actual: Any, expected: Any, options: dict[str, Any]) -> None:
         tampered = self.tampered()
@@ -529,16 +533,36 @@ def _described(figure: dict[str, Any], compares: str, sides: tuple[str, str] | N
     return {**figure, "compares": compares, **({"sides": list(sides)} if sides else {})}
 
 
-def _seal(ctx: "Context") -> dict[str, Any]:
+def _arm(ctx: "Context", guarded: tuple[ModuleType, ...]) -> Callable[[], str]:
+    """Set `ctx._tampered` (what `Context.tampered` answers: the parts replaced since now,
+    named), then seal, itself included."""
+
+    def tampered() -> str:
+        return ", ".join(_changed(sealed, _seal(ctx, guarded)))
+
+    ctx.__dict__["_tampered"] = tampered  # sealed with the rest, itself included
+    sealed = _seal(ctx, guarded)
+    return tampered
+
+
+def _seal(ctx: "Context", guarded: tuple[ModuleType, ...] = ()) -> dict[str, Any]:
     """Identities of what judging goes through: the Context's methods (and their code), the
-    channel's, and the context's own attributes."""
+    channel's, the context's own attributes, and the functions and classes of the checker's
+    modules (a helper replaced by learner code could forward the expected value)."""
     seal: dict[str, Any] = {}
     for owner in (Context, type(ctx.channel)):
         for key, value in vars(owner).items():
             fn = getattr(value, "__func__", value)
             if callable(fn):
                 seal[f"{owner.__name__}.{key}"] = (fn, getattr(fn, "__code__", None))
-    for key in ("channel", "_observe", "expect", "expect_close", "expect_equal", "time"):
+    for key, value in list(getattr(ctx.channel, "__dict__", {}).items()):
+        if callable(value):  # the channel's sender, bound when it was made
+            seal[f"channel.{key}"] = value
+    for module in guarded:
+        for key, value in list(vars(module).items()):
+            if callable(value) and not key.startswith("__"):
+                seal[f"{module.__name__}.{key}"] = (value, getattr(value, "__code__", None))
+    for key in ("channel", "_observe", "_tampered", "expect", "expect_close", "expect_equal", "time"):
         seal[f"ctx.{key}"] = ctx.__dict__.get(key)
     seal["channel.expect"] = ctx.channel.__dict__.get("expect") if hasattr(ctx.channel, "__dict__") else None
     seal["ctx.channel"] = ctx.channel

@@ -70,7 +70,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     r.add_argument("exercise", nargs="?", help=_("EXERCISE id, or nothing for the current exercise"))
 
-    c = sub.add_parser("check", help=_("check exercises headless"))
+    c = sub.add_parser(
+        "check",
+        help=_("check exercises headless"),
+        epilog=_(
+            "Your code is run beside the reference solution, with the same inputs, and every value it "
+            "is compared on comes from the reference's run. A fair judge of honest code, not a sandbox: "
+            "code written to fool tutor itself can forge a pass (README: what the runner guarantees)."
+        ),
+    )
     c.add_argument("target", nargs="*", help=_("EXERCISE, `chapter N`, or nothing for the current exercise"))
     c.add_argument("--all", action="store_true", help=_("every exercise of the course"))
     c.add_argument("--solutions", action="store_true", help=_("check the reference solutions instead"))
@@ -140,6 +148,21 @@ def _progress(home: Path) -> Progress:
     if progress.notice:
         err_console.print(f"tutor: {progress.notice}", markup=False)
     return progress
+
+
+def _warn(text: str) -> None:
+    """One line on stderr (so `--json` stays parseable); the command goes on."""
+    err_console.print("tutor: " + _("warning:") + " " + text, markup=False)
+
+
+def _progress_if_possible(home: Path) -> Progress | None:
+    """The progress store, or None (said in one line) when it cannot be opened: a full disk or
+    a read-only home must not stop a check from giving its verdict."""
+    try:
+        return _progress(home)
+    except ProgressError as exc:
+        _warn(_("progress will not be saved: {why}", why=exc))
+        return None
 
 
 def parse_chapter(words: Sequence[str], course: Course) -> int | None:
@@ -325,7 +348,7 @@ def cmd_check(args: argparse.Namespace, home: Path) -> int:
     course = load_course(lang=i18n.language())
     if args.solutions and args.stubs:
         raise UsageError(_("choose --solutions or --stubs, not both"))
-    progress = _progress(home)
+    progress = _progress_if_possible(home)
     if args.all:
         if args.target:
             raise UsageError(_("--all takes no exercise or chapter"))
@@ -348,7 +371,10 @@ def cmd_check(args: argparse.Namespace, home: Path) -> int:
     role = "solution" if args.solutions else "stub" if args.stubs else "learner"
     workspace = Workspace(home)
     if role == "learner":
-        workspace.ensure(course)
+        try:
+            workspace.ensure(course)
+        except WorkspaceError as exc:  # each exercise whose file is missing says so below
+            _warn(str(exc))
     results = headless.run_checks(
         exercises,
         role=role,
@@ -358,6 +384,7 @@ def cmd_check(args: argparse.Namespace, home: Path) -> int:
         home=home,
         console=None if args.json else console,
         seed=args.seed,
+        warn=_warn,
     )
     if args.json:
         headless.print_json(results)

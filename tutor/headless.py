@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from rich.console import Console
 from rich.progress import BarColumn, SpinnerColumn, TextColumn, TimeElapsedColumn
@@ -19,9 +19,9 @@ from tutor.course import Course, Exercise
 from tutor.i18n import N_, _
 from tutor.progress import Progress, ProgressError
 from tutor.runner.client import Runner
-from tutor.runner.protocol import Event, Verdict
+from tutor.runner.protocol import ERROR, Event, Verdict
 from tutor.units import fmt_bytes, fmt_seconds
-from tutor.workspace import Workspace
+from tutor.workspace import Workspace, WorkspaceError
 
 ROLE_WORDS = {"learner": N_("yours"), "solution": N_("solution"), "stub": N_("stub")}
 STATUS_WORDS = {
@@ -51,9 +51,11 @@ class CheckResult:
     verdict: Verdict
 
 
-def current_exercise(course: Course, progress: Progress) -> Exercise:
+def current_exercise(course: Course, progress: Progress | None) -> Exercise:
     """The exercise the learner is on: the current step if it is one, else the chapter's first
-    unfinished exercise, else the course's."""
+    unfinished exercise, else the course's (the course's first without a progress store)."""
+    if progress is None:
+        return course.exercises[0]
     last = progress.last_position()
     statuses = progress.all_exercises()
     chapters = list(course.chapters)
@@ -83,6 +85,26 @@ def code_for(exercise: Exercise, role: str, workspace: Workspace) -> Path:
     return workspace.path(exercise)
 
 
+def checkable(exercise: Exercise, role: str, workspace: Workspace) -> tuple[Path | None, str | None]:
+    """The file to check, or why it cannot be checked (a folder, not a regular file,
+    unreadable, missing and not creatable): one exercise's error, never the end of a
+    chapter's check."""
+    path = workspace.path(exercise) if role == "learner" else code_for(exercise, role, workspace)
+    if path.is_dir():
+        return None, _(
+            "{path} is a folder, not your exercise file; move it away and tutor puts the starting code there", path=path
+        )
+    if path.exists() and not path.is_file():
+        return None, _("{path} is not a regular file; tutor checks the Python file at that path", path=path)
+    try:
+        code_for(exercise, role, workspace)  # creates the learner's file from the stub if missing
+        with path.open("rb"):
+            pass
+    except (OSError, WorkspaceError, UnicodeDecodeError, ValueError) as exc:
+        return None, _("cannot read {path}: {why}", path=path, why=getattr(exc, "strerror", None) or exc)
+    return path, None
+
+
 def run_checks(
     exercises: Iterable[Exercise],
     *,
@@ -94,8 +116,16 @@ def run_checks(
     console: Console | None,
     runner: Runner | None = None,
     seed: int | None = None,
+    warn: Callable[[str], None] | None = None,
 ) -> list[CheckResult]:
     exercises = list(exercises)
+
+    def say(text: str) -> None:
+        if warn is not None:
+            warn(text)
+        elif console is not None:
+            console.print(Text(_("warning:"), style="yellow"), Text(text))
+
     own_runner = runner is None
     runner = runner or Runner(cache_dir=paths.cache_dir(home), device=device)
     results: list[CheckResult] = []
@@ -119,14 +149,18 @@ def run_checks(
                     if event.kind == "phase":
                         bar.update(_task, phase=f"{event.text} · {event.elapsed_s:.0f} s")
 
-                verdict = runner.check(exercise, code_for(exercise, role, workspace), on_event=on_event, seed=seed)
+                code, problem = checkable(exercise, role, workspace)
+                if code is None:
+                    verdict = Verdict(status=ERROR, reason=problem or "", seed=seed)
+                else:
+                    verdict = runner.check(exercise, code, on_event=on_event, seed=seed)
                 results.append(CheckResult(exercise, role, verdict))
                 if progress is not None and verdict.status != "skipped":
                     try:
                         progress.record_run(exercise.id, verdict.status, verdict.reason, verdict.figures, role=role)
                     except ProgressError as exc:
-                        if console:
-                            console.print(Text(_("warning:"), style="yellow"), Text(str(exc)))
+                        progress = None  # said once; the remaining verdicts are still shown
+                        say(_("progress was not saved: {why}", why=exc))
                 bar.advance(task)
     finally:
         if own_runner:

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
-from tutor import i18n, paths, seeds
+from tutor import coursefiles, i18n, paths, seeds
 from tutor.course import DEFAULT_LANGUAGE, Exercise, LessonError, reason_catalogue
 from tutor.i18n import _
 from tutor.runner import sandbox
@@ -31,6 +31,8 @@ OnEvent = Callable[[Event], None]
 DEFAULT_MEMORY_LIMIT_MB = 8192
 START_TIMEOUT_S = 120.0  # importing torch on a cold, busy machine
 GRACE_S = 15.0  # past a run's own timeout before the client gives up on the server
+POLL_S = 0.5  # how often a waiting client looks at whether the server is still there
+SILENCE_S = 10.0  # no word from a server for this long while a run is in flight: it is stuck
 
 # The server starts without the caller's directory on sys.path: a learner's scratch
 # `torch.py` or `random.py` next to where they typed `tutor` must not shadow the real ones.
@@ -49,17 +51,26 @@ class _Sources:
         self._texts: dict[Path, str] = {}
         self._reasons: dict[tuple[Path, str], dict[str, str]] = {}
         self._lock = threading.Lock()
+        self._verifier: coursefiles.Verifier | None = None
 
     def preload(self, root: Path) -> None:
-        for pattern in ("lessons/*/checks/*.py", "solutions/*/*.py", "solutions/*/*/*.py"):
+        for pattern in coursefiles.PATTERNS:
             for path in root.glob(pattern):
-                self.text(path)
+                try:
+                    self.text(path)
+                except coursefiles.CourseFileChanged:
+                    pass  # not kept: the check that needs it says so
 
     def text(self, path: Path) -> str:
+        """The file's text as first read, verified against the hashes recorded at install."""
         path = path.resolve()
         with self._lock:
             if path not in self._texts:
-                self._texts[path] = path.read_bytes().decode("utf-8")
+                data = path.read_bytes()
+                if self._verifier is None:
+                    self._verifier = coursefiles.Verifier(paths.course_root())
+                self._verifier.verify(path, data)
+                self._texts[path] = data.decode("utf-8")
             return self._texts[path]
 
     def for_exercise(self, exercise: Exercise) -> dict[str, Any]:
@@ -98,6 +109,14 @@ class _Sources:
 _SOURCES = _Sources()
 
 
+def _changed(exc: coursefiles.CourseFileChanged) -> str:
+    return _(
+        "the course file {file} is not the one installed with tutor (it was changed on disk), so this "
+        "exercise cannot be judged; reinstall tutor to restore it (pip install --force-reinstall pytorch-tutor)",
+        file=exc,
+    )
+
+
 class RunnerError(Exception):
     """The runner process could not be started or died."""
 
@@ -130,6 +149,7 @@ class Runner:
         self._write_lock = threading.Lock()
         self._current: str | None = None
         self._buf = bytearray()
+        self._eof = False  # the server closed its end
 
     # -- the warm process ----------------------------------------------------------------------
 
@@ -158,6 +178,7 @@ class Runner:
             except OSError as exc:
                 raise RunnerError(_("cannot start the runner: {why}", why=exc)) from None
             self._buf = bytearray()
+            self._eof = False
             first = self._read_message(time.monotonic() + START_TIMEOUT_S)
             if first is None or first.get("kind") != "ready":
                 self._stop_server()
@@ -193,6 +214,7 @@ class Runner:
                 continue
             chunk = os.read(fd, 1 << 20)
             if not chunk:
+                self._eof = True
                 return None
             self._buf += chunk
         line, _nl, rest = bytes(self._buf).partition(b"\n")
@@ -284,6 +306,8 @@ class Runner:
             return Verdict(status=SKIPPED, reason=why)
         try:
             request = self.request_for(exercise, code, seed, device)
+        except coursefiles.CourseFileChanged as exc:
+            return Verdict(status=ERROR, reason=_changed(exc))
         except (OSError, UnicodeDecodeError) as exc:
             return Verdict(status=ERROR, reason=_("cannot read the course's files for this exercise: {why}", why=exc))
         return self.run(request, on_event)
@@ -308,66 +332,116 @@ class Runner:
     def run(self, request: RunRequest, on_event: OnEvent | None = None) -> Verdict:
         """Run one request; blocks until its verdict. One run at a time per Runner.
 
-        The client keeps a deadline of its own (the run's timeout plus a grace): a server or
-        supervisor that stops answering is killed and restarted, never waited on forever."""
+        The client keeps a deadline of its own (the run's timeout plus a grace), and the
+        server says it is alive every second: a server that is stopped or falls silent is
+        killed and restarted within seconds (and a request it never took is sent again), never
+        waited on for the whole timeout."""
         if request.checker and request.sources is None:
             try:
                 request.sources = _SOURCES.for_paths(Path(request.checker), Path(request.solution))
+            except coursefiles.CourseFileChanged as exc:
+                return Verdict(status=ERROR, reason=_changed(exc), seed=request.seed)
             except (OSError, UnicodeDecodeError) as exc:
                 return Verdict(
                     status=ERROR, reason=_("cannot read the check's files: {why}", why=exc), seed=request.seed
                 )
         with self._run_lock:
-            try:
-                self.start()
-            except RunnerError as exc:
-                return Verdict(status=ERROR, reason=str(exc), seed=request.seed)
-            run_id = secrets.token_hex(12)
-            self._current = run_id
-            deadline = time.monotonic() + request.timeout + self.grace_s
-            try:
-                self._send({"op": "run", "id": run_id, "request": request.__dict__})
-                while True:
-                    msg = self._read_message(deadline)
-                    if msg is None:
-                        hung = time.monotonic() >= deadline
+            for attempt in range(2):
+                try:
+                    self.start()
+                except RunnerError as exc:
+                    return Verdict(status=ERROR, reason=str(exc), seed=request.seed)
+                verdict = self._run_once(request, on_event, retry=attempt == 0)
+                if verdict is not None:
+                    return verdict
+            raise AssertionError("unreachable: the second attempt always returns")  # pragma: no cover
+
+    def _run_once(self, request: RunRequest, on_event: OnEvent | None, retry: bool) -> Verdict | None:
+        """One request to the current server: its verdict, or None when the server got stuck
+        before it took the request and `retry` allows sending it again to a fresh one."""
+        run_id = secrets.token_hex(12)
+        self._current = run_id
+        started = heard = time.monotonic()
+        deadline = started + request.timeout + self.grace_s
+        taken = False
+        try:
+            self._send({"op": "run", "id": run_id, "request": request.__dict__})
+            while True:
+                msg = self._read_message(min(deadline, time.monotonic() + POLL_S))
+                now = time.monotonic()
+                if msg is None:
+                    if self._eof:
                         self._stop_server()
-                        if hung:
-                            return Verdict(
-                                status=TIMEOUT,
-                                seed=request.seed,
-                                reason=_(
-                                    "the runner stopped answering ({timeout:g} s timeout passed); it was restarted",
-                                    timeout=request.timeout,
-                                ),
-                            )
                         return Verdict(
                             status=ERROR,
                             seed=request.seed,
                             reason=_("the runner process died; it will restart on the next run"),
                         )
-                    if msg.get("id") != run_id:
-                        continue  # a late message of an earlier, cancelled run
-                    if msg.get("kind") == "event" and on_event is not None:
-                        try:
-                            event = Event(**msg["event"])
-                        except (KeyError, TypeError):
-                            continue
+                    if now >= deadline:
+                        self._stop_server()
+                        return Verdict(
+                            status=TIMEOUT,
+                            seed=request.seed,
+                            reason=_(
+                                "the runner stopped answering ({timeout:g} s timeout passed); it was restarted",
+                                timeout=request.timeout,
+                            ),
+                        )
+                    if self._server_stopped() or now - heard > SILENCE_S:
+                        self._stop_server()
+                        if retry and not taken:
+                            return None
+                        return Verdict(
+                            status=ERROR,
+                            seed=request.seed,
+                            reason=_(
+                                "the runner stopped answering (it was stopped or is stuck); it was restarted: check again"
+                            ),
+                        )
+                    continue
+                heard = now
+                if msg.get("id") != run_id:
+                    continue  # a heartbeat, or a late message of an earlier, cancelled run
+                kind = msg.get("kind")
+                if kind == "ack":
+                    taken = True
+                elif kind == "event":
+                    try:
+                        event = Event(**msg["event"])
+                    except (KeyError, TypeError):
+                        continue
+                    limit = event.info.get("timeout_s") if isinstance(event.info, dict) else None
+                    if isinstance(limit, (int, float)) and limit > request.timeout:
+                        # The run got more time (a compile started): so does our deadline.
+                        deadline = max(deadline, started + float(limit) + self.grace_s)
+                    if on_event is not None:
                         on_event(event)
-                    elif msg.get("kind") == "verdict":
-                        v = msg.get("verdict")
-                        if not isinstance(v, dict):
-                            raise RunnerError(_("the runner sent an unreadable verdict"))
-                        v.setdefault("seed", request.seed)
-                        try:
-                            return Verdict.from_dict(v)
-                        except TypeError:
-                            raise RunnerError(_("the runner sent an unreadable verdict")) from None
-            except RunnerError as exc:
-                self._stop_server()
-                return Verdict(status=ERROR, reason=str(exc), seed=request.seed)
-            finally:
-                self._current = None
+                elif kind == "verdict":
+                    v = msg.get("verdict")
+                    if not isinstance(v, dict):
+                        raise RunnerError(_("the runner sent an unreadable verdict"))
+                    v.setdefault("seed", request.seed)
+                    try:
+                        return Verdict.from_dict(v)
+                    except TypeError:
+                        raise RunnerError(_("the runner sent an unreadable verdict")) from None
+        except RunnerError as exc:
+            self._stop_server()
+            return Verdict(status=ERROR, reason=str(exc), seed=request.seed)
+        finally:
+            self._current = None
+
+    def _server_stopped(self) -> bool:
+        """The server is stopped (SIGSTOP, a debugger): it will never answer."""
+        proc = self._proc
+        if proc is None:
+            return True
+        try:
+            with open(f"/proc/{proc.pid}/stat", "rb") as f:
+                state = f.read().rsplit(b")", 1)[-1].split()[0]
+        except (OSError, IndexError):
+            return False  # no /proc here: the heartbeat's silence decides
+        return state in (b"T", b"t")
 
     def cancel(self) -> bool:
         """Cancel the run in flight, if any (its verdict comes back as cancelled)."""

@@ -29,6 +29,7 @@ from typing import Any, Callable, Iterable
 import torch
 
 from tutor.i18n import _
+from tutor.runner import wire
 from tutor.runner.protocol import CONTRACT_CATEGORIES as CATEGORIES  # noqa: F401 - re-exported
 
 # What an exercise may declare its task allows to change: CATEGORIES (in tutor.runner.protocol,
@@ -558,6 +559,7 @@ class Contract:
             self._report(name, before, snaps, None)
             raise
         self._depth -= 1
+        result = wire.plain(result)  # judged by its data, whatever its class answers
         self._report(name, before, snaps, result)
         return result
 

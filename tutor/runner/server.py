@@ -30,6 +30,7 @@ os.environ.setdefault("PYTORCH_NVML_BASED_CUDA_CHECK", "1")  # ask NVML, never i
 os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")  # compile in the run's process
 
 _out = sys.stdout.buffer
+HEARTBEAT_S = 1.0  # while a run is in flight, so the client can tell a stuck server in seconds
 
 
 def write(kind: str, payload: dict[str, Any]) -> None:
@@ -117,9 +118,13 @@ def main() -> None:
     runs: dict[str, _Run] = {}
     stdin = sys.stdin.buffer
     pending = b""
+    beat = time.monotonic()
     while True:
         fds = [stdin.fileno()] + [r.fd for r in runs.values() if r.fd >= 0]
         ready, _w, _x = select.select(fds, [], [], 0.1)
+        if runs and time.monotonic() - beat >= HEARTBEAT_S:
+            write("alive", {})  # the client restarts a server that falls silent
+            beat = time.monotonic()
         if warm and not ready and not runs:
             _warm_import(warm.pop(0))  # one at a time, only while nothing is waiting
         for run_id, run in list(runs.items()):
@@ -140,7 +145,9 @@ def main() -> None:
             except (ValueError, KeyError, TypeError):
                 continue  # not from the client; ignore
             if op == "run" and run_id not in runs:
+                write("ack", {"id": run_id})
                 runs[run_id] = _fork_run(run_id, msg.get("request") or {})
+                beat = time.monotonic()
             elif op == "cancel" and run_id in runs and runs[run_id].stopping is None:
                 runs[run_id].stopping = time.monotonic()
                 _signal(runs[run_id].pid, signal.SIGTERM)
@@ -155,7 +162,12 @@ def main() -> None:
 # symbolic-shapes machinery costs ~1 s per process otherwise). Imported here, after "ready" and
 # only while no run is waiting, so every later fork shares them. Imports only: running an op
 # here would start thread pools that do not survive fork.
-_WARM_IMPORTS = ("torch.fx.experimental.symbolic_shapes", "torch.testing", "torch._dynamo")
+_WARM_IMPORTS = (
+    "torch.fx.experimental.symbolic_shapes",
+    "torch.testing",
+    "torch._dynamo",
+    "torch._inductor.codecache",  # so each run can point its precompiled headers at the cache
+)
 
 
 def _warm_import(name: str) -> None:

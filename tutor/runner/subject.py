@@ -19,10 +19,11 @@ import os
 import resource
 import socket
 import sys
+import tempfile
 import traceback
 import types
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from tutor.checker_api import Channel
 from tutor.i18n import _
@@ -72,8 +73,10 @@ class SocketChannel(Channel):
 
 
 def _sender(sock: socket.socket) -> Any:
+    encode, sendall = wire.encode, sock.sendall  # bound now: wrapping wire.encode later changes nothing
+
     def send(message: tuple[Any, ...]) -> None:
-        sock.sendall(wire.encode(message))
+        sendall(encode(message))
 
     return send
 
@@ -154,9 +157,55 @@ def prepare_environment(request: RunRequest, tmpdir: Path) -> None:
     os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(cache / "inductor"))
     os.environ.setdefault("TRITON_CACHE_DIR", str(cache / "triton"))
     os.environ["TMPDIR"] = str(tmpdir)
+    # The server (and so this fork) already asked tempfile for its folder: without this,
+    # learner code's tempfile calls and Inductor's default folders would land in /tmp.
+    tempfile.tempdir = str(tmpdir)
+
+    def headers_in_cache(codecache: types.ModuleType) -> None:
+        # Fixed at import, from the temp folder: Inductor's precompiled headers (about
+        # 150 MiB) belong with the other caches, kept between checks.
+        codecache._HEADER_DIR = str(cache / "inductor" / "precompiled_headers")  # type: ignore[attr-defined]
+
+    after_import("torch._inductor.codecache", headers_in_cache)
     os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
     sys.dont_write_bytecode = True
     os.chdir(tmpdir)
+
+
+class _AfterImport:
+    """Runs `hook(module)` right after `name` is imported in this process (at once if it
+    already is): for torch modules the warm server may or may not have imported before the
+    fork, without importing them here when the check never needs them."""
+
+    def __init__(self, name: str, hook: Callable[[types.ModuleType], None]) -> None:
+        self.name, self.hook = name, hook
+
+    def find_spec(self, name: str, path: Any = None, target: Any = None) -> Any:
+        if name != self.name:
+            return None
+        import importlib.machinery
+
+        spec = importlib.machinery.PathFinder.find_spec(name, path, target)
+        loader = spec.loader if spec is not None else None
+        if loader is None or not hasattr(loader, "exec_module"):
+            return spec
+        run, hook = loader.exec_module, self.hook
+
+        def exec_module(module: types.ModuleType) -> None:
+            run(module)
+            hook(module)
+
+        loader.exec_module = exec_module  # type: ignore[method-assign]
+        sys.meta_path.remove(self)
+        return spec
+
+
+def after_import(name: str, hook: Callable[[types.ModuleType], None]) -> None:
+    module = sys.modules.get(name)
+    if module is not None:
+        hook(module)
+    else:
+        sys.meta_path.insert(0, _AfterImport(name, hook))
 
 
 def unbuffered_stdio() -> None:
@@ -235,10 +284,13 @@ def run_subject(
             reference_loader=load_reference,
             reasons=sources.get("reasons") or {},
             allows=tuple(sources.get("allows") or ()),
+            guarded=[checker, *(sys.modules[n] for n in helpers if isinstance(sys.modules.get(n), types.ModuleType))],
         )
+        tripwire = ctx._tampered  # taken before any learner code runs
+        _announce_compiles(send)
         checker.check(ctx)
         ctx.finish()
-        tampered = ctx.tampered()
+        tampered = tripwire()
         flush_all()
         if tampered:
             send(
@@ -271,6 +323,28 @@ def run_subject(
             code = 5
     flush_all()
     os._exit(code)
+
+
+def _announce_compiles(send: Any) -> None:
+    """Tell the judge when torch.compile first starts compiling here: the run then gets the
+    time a cold compile needs, and the learner sees why it takes long."""
+    said: list[bool] = []
+
+    def started(*_args: Any) -> None:
+        if not said:
+            said.append(True)
+            try:
+                send(("compiling",))
+            except OSError:
+                pass
+
+    def register(callback: types.ModuleType) -> None:
+        try:
+            callback.callback_handler.register_start_callback(started)
+        except AttributeError:
+            pass  # a torch without compile callbacks: the exercise's own limit stands
+
+    after_import("torch._dynamo.callback", register)
 
 
 def _exit_code(value: Any) -> Any:

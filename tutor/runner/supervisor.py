@@ -17,10 +17,12 @@ import os
 import re
 import secrets
 import selectors
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +40,10 @@ Emit = Callable[[Event], None]
 # Lines torch's profiler backend prints on every start/stop: noise in a learner's output.
 _NOISE = re.compile(r"^USDT:[^\n]*profiler_(?:start|stop)\n?", re.MULTILINE)
 _BACKLOG = 64  # observations waiting for their pair before we stop reading that side
+# Added to a run's time limit once torch.compile starts in it: a cold first check of sigmoid
+# whose backward calls a compiled function took 85 s on an idle 2-core machine and 96 s at a
+# load of 7.5 (26 s warm); the limit leaves room for twice that.
+COMPILE_EXTRA_S = 180.0
 
 _SIGNAL_NAMES = {
     signal.SIGSEGV: N_("SIGSEGV (segmentation fault: memory access outside what your code owns)"),
@@ -69,6 +75,14 @@ class _Side:
     wants_quiet: bool = False
 
 
+def _stopped(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[-1].split()[0] in (b"T", b"t")
+    except (OSError, IndexError):
+        return False
+
+
 def _stdio(out_fd: int) -> None:
     """In a forked child: no input, and stdout and stderr into the run's output pipe."""
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
@@ -93,6 +107,7 @@ class Supervisor:
         i18n.set_language(request.lang)  # reasons in the learner's language
         self.emit = emit
         self.start = time.monotonic()
+        self.timeout = request.timeout  # grows once, when a compile starts
         self.tmpdir = tmpdir
         self.figures: dict[str, Any] = {}
         self.output = bytearray()
@@ -106,20 +121,57 @@ class Supervisor:
         self.status: dict[str, int] = {}  # role -> wait status once it exited
         self.procs: dict[str, subprocess.Popen[bytes]] = {}
         self.tokens = {role: secrets.token_hex(16) for role in roles}
+        self.role_dirs: dict[str, Path] = {}
+        self._ref_looked = 0.0
+        self._ref_stopped_at: float | None = None
         self.sel = selectors.DefaultSelector()
         self.listener: socket.socket | None = None
 
     # -- starting the checked processes --------------------------------------------------------
 
+    def _role_dir(self, role: str) -> Path:
+        """Each role's own folder. The reference's is not beside the learner's (whose code
+        could otherwise wait for the reference run's saved files and copy them): a fresh
+        temporary folder whose name only the supervisor and the reference run know, removed
+        as soon as the reference run ends."""
+        if role not in self.role_dirs:
+            if role == REFERENCE:
+                self.role_dirs[role] = Path(tempfile.mkdtemp())
+            else:
+                self.role_dirs[role] = self.tmpdir / role
+                self.role_dirs[role].mkdir(exist_ok=True)
+        return self.role_dirs[role]
+
+    def _drop_reference_dir(self) -> None:
+        where = self.role_dirs.pop(REFERENCE, None)
+        if where is not None:
+            shutil.rmtree(where, ignore_errors=True)
+
+    def _forget(self, role: str) -> None:
+        """In a freshly forked child, before any checked code runs: nothing of the other role
+        stays in this memory (the reference run's cached results, its folder and token), nor
+        the server's cache of earlier reference runs."""
+        if role == LEARNER:
+            self.cached_reference = None
+            self.role_dirs.pop(REFERENCE, None)
+            self.tokens.pop(REFERENCE, None)
+            self.pids.pop(REFERENCE, None)
+            self.sides = {k: v for k, v in self.sides.items() if k[0] == LEARNER}
+            server = sys.modules.get("tutor.runner.server")
+            cache = getattr(server, "_CACHE", None)
+            if cache is not None:
+                cache.entries.clear()
+                cache.size = 0
+
     def _fork(self, role: str, out_fd: int) -> None:
         parent, child = socket.socketpair()
-        role_dir = self.tmpdir / role
-        role_dir.mkdir(exist_ok=True)
+        role_dir = self._role_dir(role)
         pid = os.fork()
         if pid == 0:
             try:
                 parent.close()
                 _stdio(out_fd)
+                self._forget(role)
                 start_child(self.request, child, role_dir, role)
             finally:
                 os._exit(70)
@@ -149,12 +201,14 @@ class Supervisor:
         under one launcher per role that stands where torchrun would: a check saves a Python
         start and a torch import per rank, and per role the launcher's own."""
         sock_path = self._listen()
+        role_dir, token = self._role_dir(role), self.tokens[role]
         pid = os.fork()
         if pid == 0:
             try:
                 _stdio(out_fd)
-                os.chdir(self.tmpdir)
-                launch_ranks(self.request, role, self.tokens[role], sock_path, self.tmpdir, self.ranks)
+                self._forget(role)
+                os.chdir(role_dir)
+                launch_ranks(self.request, role, token, sock_path, role_dir, self.ranks)
             finally:
                 os._exit(70)
         self.pids[role] = pid
@@ -167,7 +221,7 @@ class Supervisor:
             TUTOR_SOCKET=str(self.tmpdir / ".ctl" / "judge.sock"),
             TUTOR_TOKEN=self.tokens[role],
             TUTOR_ROLE=role,
-            TUTOR_TMPDIR=str(self.tmpdir),
+            TUTOR_TMPDIR=str(self._role_dir(role)),
             OMP_NUM_THREADS="1",
         )
         cmd = [
@@ -185,7 +239,7 @@ class Supervisor:
             stdout=out_fd,
             stderr=out_fd,
             env=env,
-            cwd=self.tmpdir,
+            cwd=self._role_dir(role),
             start_new_session=True,
             preexec_fn=sandbox.die_with_parent,
         )
@@ -306,6 +360,8 @@ class Supervisor:
                 continue
             if done:
                 self.status[role] = status
+        if REFERENCE in self.status:
+            self._drop_reference_dir()  # its files are gone before the learner's run can look
         # Orphans re-parented to us (a learner's double fork): collect their exit, never block.
         sandbox.reap_all(spare=set(self.pids.values()))
 
@@ -326,6 +382,7 @@ class Supervisor:
             outcome = o
         finally:
             self._kill()
+            self._drop_reference_dir()
             if self.checked:
                 self._keep_reference()
             self._drain(out_r)
@@ -370,22 +427,24 @@ class Supervisor:
             self._take_output(chunk)
 
     def _check_deadline(self) -> None:
-        if time.monotonic() - self.start > self.request.timeout:
+        if time.monotonic() - self.start > self.timeout:
             learner_done = all(self.sides[(LEARNER, r)].end for r in range(self.ranks))
             if learner_done and self.checked:
+                if REFERENCE in self.pids and _stopped(self.pids[REFERENCE]):
+                    raise self._ref_interrupted(_("stopped by SIGSTOP"))
                 raise _Outcome(
                     TIMEOUT,
                     _(
                         "the reference run did not finish within {timeout:g} s "
                         "(the machine may be very busy); try again",
-                        timeout=self.request.timeout,
+                        timeout=self.timeout,
                     ),
                 )
             raise _Outcome(
                 TIMEOUT,
                 _(
                     "your code did not finish within {timeout:g} s (an endless loop, or far too slow); it was stopped",
-                    timeout=self.request.timeout,
+                    timeout=self.timeout,
                 ),
             )
 
@@ -428,7 +487,8 @@ class Supervisor:
                     for r in range(self.ranks)
                 )
             ):
-                raise self._ref_broken(self._describe_status(REFERENCE))
+                raise self._ref_interrupted(self._describe_status(REFERENCE))
+            self._watch_reference()
             if LEARNER in self.status:
                 exited_at = exited_at or now
                 open_socks = any(not s.closed and s.sock is not None for s in self.sides.values() if s.role == LEARNER)
@@ -522,10 +582,27 @@ class Supervisor:
                 self.emit(Event("figure", msg[1], self._elapsed(), {"value": msg[2]}))
         elif kind == "quiet?":
             side.wants_quiet = True
+        elif kind == "compiling" and len(msg) == 1:
+            self._compiling()
         elif kind in ("done", "failed", "error", "exit"):
             side.end = msg
         else:
             raise _Outcome(FAILED, self._prefix(side) + _("the check received an unknown message {kind!r}", kind=kind))
+
+    def _compiling(self) -> None:
+        """A process started a torch.compile: give the run the time a cold compile needs on a
+        busy 2-core machine (once), and say so, with the new limit for the client's deadline."""
+        if self.timeout >= self.request.timeout + COMPILE_EXTRA_S:
+            return
+        self.timeout = self.request.timeout + COMPILE_EXTRA_S
+        self.emit(
+            Event(
+                "phase",
+                _("compiling with torch.compile (a first compile takes a while on a CPU)"),
+                self._elapsed(),
+                {"timeout_s": self.timeout},
+            )
+        )
 
     # -- judging -------------------------------------------------------------------------------
 
@@ -682,6 +759,33 @@ class Supervisor:
         if end[0] == "exit":
             return _("it called sys.exit({code!r})", code=end[1])
         return _("it ended unexpectedly")
+
+    def _ref_interrupted(self, how: str) -> _Outcome:
+        """The reference run was killed or stopped from outside before it ended: the learner's
+        process is the likeliest cause (it runs beside it, as the same user), or memory."""
+        return _Outcome(
+            ERROR,
+            _(
+                "the check could not finish: the reference run (the solution checked beside yours) was "
+                "interrupted ({how}) while your code ran. If your code stops or kills other processes, remove that; "
+                "otherwise the machine may be short of memory: try again",
+                how=how,
+            ),
+        )
+
+    def _watch_reference(self) -> None:
+        """A stopped reference run (SIGSTOP) never finishes: say so in a second, not at the deadline."""
+        pid = self.pids.get(REFERENCE)
+        now = time.monotonic()
+        if pid is None or REFERENCE in self.status or now - self._ref_looked < 0.5:
+            return
+        self._ref_looked = now
+        if not _stopped(pid):
+            self._ref_stopped_at = None
+        elif self._ref_stopped_at is None:
+            self._ref_stopped_at = now
+        elif now - self._ref_stopped_at >= 1.0:
+            raise self._ref_interrupted(_("stopped by SIGSTOP"))
 
     def _ref_broken(self, why: str) -> _Outcome:
         return _Outcome(

@@ -52,6 +52,26 @@ def _dtype_name(d: torch.dtype) -> str:
     return str(d).removeprefix("torch.")
 
 
+_PLAIN = (torch.Tensor, torch.nn.Parameter)
+_NO_DISPATCH = torch.Tensor.__torch_dispatch__
+
+
+def plain(value: Any) -> Any:
+    """`value` with every tensor subclass that has no dispatch of its own (it can only
+    override `__torch_function__`) read as the plain tensor it is, in tuples and lists too:
+    what learner code returns is judged by its data, never by what its class answers when
+    the checker looks. Autograd history is kept; wrapper subclasses (DTensor, quantized
+    tensors) are left as they are."""
+    if isinstance(value, torch.Tensor):
+        if type(value) in _PLAIN or getattr(type(value), "__torch_dispatch__", None) is not _NO_DISPATCH:
+            return value
+        with torch._C.DisableTorchFunctionSubclass():
+            return torch.Tensor.as_subclass(value, torch.Tensor)
+    if type(value) in (tuple, list):
+        return type(value)(plain(v) for v in value)
+    return value
+
+
 def encode(message: Any) -> bytes:
     """One frame holding `message` (tuples, lists, dicts, numbers, strings, tensors)."""
     blobs: list[bytes] = []
@@ -64,19 +84,28 @@ def encode(message: Any) -> bytes:
         if isinstance(v, float):
             return v if math.isfinite(v) else {"float": repr(v)}
         if isinstance(v, torch.Tensor):
-            t = v.detach()
-            if t.device.type != "cpu":
-                t = t.cpu() if t.device.type != "meta" else t
-            info: dict[str, Any] = {"dtype": _dtype_name(t.dtype), "shape": list(t.shape)}
-            if t.device.type == "meta":
-                info["meta"] = True
-                return {"tensor": info}
-            if t.is_sparse or t.layout != torch.strided or t.dtype not in _DTYPES.values():
-                return {"repr": f"tensor({_dtype_name(t.dtype)}, layout={t.layout})"}
-            data = t.contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
-            info["blob"] = len(blobs)
-            blobs.append(data)
+            with torch._C.DisableTorchFunctionSubclass():
+                return tensor(v)
+        return other(v)
+
+    def tensor(v: torch.Tensor) -> Any:
+        # Read without a subclass's __torch_function__: one that looks into the caller's frame
+        # could hand over the expected value instead of its own data.
+        t = plain(v).detach()
+        if t.device.type != "cpu":
+            t = t.cpu() if t.device.type != "meta" else t
+        info: dict[str, Any] = {"dtype": _dtype_name(t.dtype), "shape": list(t.shape)}
+        if t.device.type == "meta":
+            info["meta"] = True
             return {"tensor": info}
+        if t.is_sparse or t.layout != torch.strided or t.dtype not in _DTYPES.values():
+            return {"repr": f"tensor({_dtype_name(t.dtype)}, layout={t.layout})"}
+        data = t.contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
+        info["blob"] = len(blobs)
+        blobs.append(data)
+        return {"tensor": info}
+
+    def other(v: Any) -> Any:
         if isinstance(v, torch.dtype):
             return {"dtype": _dtype_name(v)}
         if isinstance(v, torch.Size):
