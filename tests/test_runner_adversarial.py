@@ -19,9 +19,7 @@ from tutor.runner.protocol import RunRequest, Verdict
 FIX = Path(__file__).parent / "runner_fixtures"
 
 
-def run(
-    runner: Runner, tmp_path: Path, source: str, timeout: float = 20, seed_override: int = 123, **kw
-) -> Verdict:
+def run(runner: Runner, tmp_path: Path, source: str, timeout: float = 20, seed_override: int = 123, **kw) -> Verdict:
     path = tmp_path / "learner.py"
     path.write_text(source)
     req = RunRequest(
