@@ -28,7 +28,7 @@ def run(runner: Runner, tmp_path: Path, source: str, timeout: float = 20, seed_o
         solution=str(FIX / "double_solution.py"),
         checker=str(FIX / "double_check.py"),
         timeout=timeout,
-        seed=seed_override,  # a seed no other test uses runs the reference process again
+        seed=123,
         **kw,
     )
     return runner.run(req)
@@ -516,9 +516,12 @@ def _reference_pid():
 
 
 def double(x):
-    pid = _reference_pid()
-    if pid:
-        os.kill(pid, signal.SIG)
+    for _ in range(40):  # the reference run is in its 3 s call now
+        pid = _reference_pid()
+        if pid:
+            os.kill(pid, signal.SIG)
+            break
+        time.sleep(0.05)
     time.sleep(30)
     return x * 2
 """
@@ -527,7 +530,18 @@ def double(x):
 @pytest.mark.parametrize("sig, how", [("SIGSTOP", "stopped by SIGSTOP"), ("SIGKILL", "killed by signal 9")])
 def test_a_learner_that_stops_or_kills_the_reference_run_is_told_so_in_seconds(runner, tmp_path, sig, how):
     start = time.monotonic()
-    v = run(runner, tmp_path, SIBLING.replace("signal.SIG)", f"signal.{sig})"), timeout=40, seed_override=991)
+    path = tmp_path / "learner.py"
+    path.write_text(SIBLING.replace("signal.SIG)", f"signal.{sig})"))
+    v = runner.run(
+        RunRequest(
+            exercise="test/slowref",
+            code=str(path),
+            solution=str(FIX / "slowref_solution.py"),
+            checker=str(FIX / "slowref_check.py"),
+            timeout=40,
+            seed=991 if sig == "SIGSTOP" else 992,
+        )
+    )
     assert time.monotonic() - start < 15, "waited for the timeout"
     assert v.status == "error"
     assert "could not finish" in v.reason and how in v.reason

@@ -1,0 +1,6 @@
+import time
+
+
+def double(x):
+    time.sleep(3)
+    return x * 2
