@@ -55,6 +55,7 @@ from tutor.ui.widgets.results import ResultsPanel, status_word
 from tutor.workspace import WorkspaceError
 
 MIN_WIDTH, MIN_HEIGHT = 50, 14
+GUIDE_MIN, WORK_MIN = 24, 40  # the panes' min-width in tutor.tcss
 ZOOMS = ("split", "guide", "work")
 SPLIT_MIN, SPLIT_MAX, SPLIT_STEP = 20, 70, 5
 # The guide's share of the width, per step kind: a type-along passage needs its code's full
@@ -344,9 +345,28 @@ class MainScreen(Screen[None]):
         guide = self.query_one("#guide-pane")
         full = kind == "read" or zoom == "guide" or self.has_class("-tiny")
         width = "1fr" if full else f"{split}%"
+        cramped = False
+        if not full and nav == "1" and zoom == "split":
+            width, cramped = self._guide_beside_navigator(split)
+        self.set_class(cramped, "-nav-over-guide")
         if str(guide.styles.width) != width:
             guide.styles.width = width
         self._fit_panels()
+
+    def _guide_beside_navigator(self, split: int) -> tuple[str, bool]:
+        """The guide's width when the navigator (F2) stands beside guide and work: `split`
+        percent of what the navigator leaves, so the three fit the screen. Where the work would
+        get under its minimum even with the narrowest guide (80 columns), the navigator takes
+        the guide's place until F2 hides it again (True): the editor keeps its right edge."""
+        nav = self.query_one(StepNavigator).styles.width
+        nav_cells = nav.cells if nav is not None and nav.cells is not None else 32
+        rest = self.size.width - nav_cells
+        guide = max(GUIDE_MIN, rest * split // 100)
+        if rest - guide < WORK_MIN:
+            guide = rest - WORK_MIN
+        if guide < GUIDE_MIN:
+            return f"{split}%", True
+        return str(guide), False
 
     def _fit_panels(self) -> None:
         """Cap the hint and results panels so the editor keeps 12 lines (8 when the terminal
