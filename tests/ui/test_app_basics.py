@@ -272,6 +272,10 @@ async def test_finished_passage_runs_with_the_run_key_and_shows_output(make_app,
         assert saved.read_text() == typealong.typed_text
         assert app.main.query_one("#results").display
         assert "hello from the passage" in text_of(app.main.query_one("#results-body"))
+        banner = text_of(app.main.query_one("#results-banner"))
+        # a program that ran, not a check that passed (issue 27 #9)
+        assert banner.startswith("✔ RAN  A first Function") and "its output is below" in banner
+        assert "PASS" not in banner and "well done" not in banner
 
 
 async def test_navigator_keys_and_click_open_steps(make_app, home: Path) -> None:

@@ -824,7 +824,7 @@ class MainScreen(Screen[None]):
             return
         if isinstance(step, Passage):
             if self.step == step:
-                self.query_one(ResultsPanel).show_verdict(verdict, step.title)
+                self.query_one(ResultsPanel).show_verdict(verdict, step.title, ran=True)
                 self._fit_panels()
             return
         self.refresh_status()
@@ -842,7 +842,9 @@ class MainScreen(Screen[None]):
         self._mistake = (ex.id, mistake.hint) if mistake else None
         if mistake:
             hint = N_("This looks like a known mistake: Tab on an empty line shows a hint for it.")
-        self.query_one(ResultsPanel).show_verdict(verdict, ex.title, hint if verdict.passed or mistake else "")
+        self.query_one(ResultsPanel).show_verdict(
+            verdict, ex.title, hint if verdict.passed or mistake else "", ran=False
+        )
         self._opened("results")
         # No toast: the results banner already says it, and a toast would cover the panel.
 
