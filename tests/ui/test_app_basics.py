@@ -208,8 +208,11 @@ async def test_bindings_have_ids_and_palette_commands(make_app) -> None:
         for b in app.all_bindings():
             assert b.id and b.description, b
         titles = [c.title for c in app.get_system_commands(app.main)]
-        for want in ("Check", "Next", "Prev", "Chapters", "Reset", "Solution", "Help", "Hint"):
+        for want in ("Check", "Next", "Prev", "Chapters", "Reset", "Solution", "Help", "Hint", "Quit"):
             assert any(t.startswith(want) for t in titles), want
+        # none of Textual's generic entries (issue 27 #9)
+        for generic in ("Theme", "Screenshot", "Maximize", "Keys", "Minimize"):
+            assert not any(t.startswith(generic) for t in titles), generic
         # through the palette, as a learner would
         await pilot.press("ctrl+p", *"Next (ctrl", "enter")
         await pilot.pause()

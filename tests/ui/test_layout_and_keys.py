@@ -414,3 +414,27 @@ async def test_f2_on_an_exercise_keeps_the_editor_inside_the_screen(make_app, si
         await pilot.pause()
         assert not nav.display and guide.display and editor.region == before
         assert app.focused is editor
+
+
+async def test_the_picker_takes_a_typed_number_and_a_chapter_opens_where_it_was_left(make_app, home: Path) -> None:
+    """Issue 27 #9: digits in the chapter picker go to that chapter; a chapter opened again
+    (picker or `tutor start chapter N`) opens at the step last visited in it."""
+    app = make_app(chapter=2, step_id="why")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("ctrl+n", "ctrl+n")
+        await wait_for(pilot, lambda: app.main.step.id == "sigmoid")
+        await pilot.press("ctrl+o")
+        await pilot.pause()
+        chooser = app.screen.query_one("#chapter-list")
+        assert chooser.highlighted == 0
+        await pilot.press("3")
+        assert chooser.highlighted == 1
+        await pilot.press("2", "3")  # "23" is no chapter: starts over at 3
+        assert chooser.highlighted == 1
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.main.chapter.number == 3)
+        await pilot.press("ctrl+o", "2", "enter")
+        await wait_for(pilot, lambda: app.main.chapter.number == 2)
+        assert app.main.step.id == "sigmoid"  # where chapter 2 was left, not its first step
+    assert Progress(home).chapter_position(2) == "sigmoid"
+    assert Progress(home).chapter_position(3) == "intro"

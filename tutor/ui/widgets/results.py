@@ -225,6 +225,28 @@ class ResultsPanel(VerticalScroll):
         self._title, self._next_hint = title, next_hint
         self._state("passed" if verdict.passed else "failed")
         self.remove_class("-empty")
+        self._show_headline()
+        self.query_one("#results-body", Static).update(verdict_body(verdict))
+        labels = labels_of(verdict.figures)
+        plots = [
+            w
+            for name, value in verdict.figures.items()
+            if is_memory(value)
+            if (w := timeline_widget(label_for(name, labels), value)) is not None
+        ]
+        if plots:
+            self.query_one("#results-plots", Vertical).mount_all(plots)
+        self.scroll_home(animate=False)
+
+    def drop_next_hint(self) -> None:
+        """The note after the headline has been acted on (the hint it offered is shown)."""
+        if self.verdict is not None and self._next_hint:
+            self._next_hint = ""
+            self._show_headline()
+
+    def _show_headline(self) -> None:
+        verdict, title, next_hint = self.verdict, self._title, self._next_hint
+        assert verdict is not None
         status = verdict.status
         words = _RAN if self._ran else _HEADLINES
         headline = f"{_(words[status]) if status in words else status.upper()}  {title}"
@@ -237,17 +259,6 @@ class ResultsPanel(VerticalScroll):
         elif next_hint:
             headline += f"  ·  {_(next_hint)}"
         self.query_one("#results-banner", Static).update(Text(headline))
-        self.query_one("#results-body", Static).update(verdict_body(verdict))
-        labels = labels_of(verdict.figures)
-        plots = [
-            w
-            for name, value in verdict.figures.items()
-            if is_memory(value)
-            if (w := timeline_widget(label_for(name, labels), value)) is not None
-        ]
-        if plots:
-            self.query_one("#results-plots", Vertical).mount_all(plots)
-        self.scroll_home(animate=False)
 
     def relabel(self, title: str, idle: str = "") -> None:
         """Draw the panel again in the current language (after a language switch), keeping
