@@ -45,7 +45,10 @@ class Runs:
         self.running = True
         # Until the runner names a phase: its start (it imports torch once), or, once it is up,
         # handing the run over (a distributed check says next that it launches its processes).
-        first = N_("starting the runner") if self._host().gpus is None else N_("handing your code to the runner")
+        if self._host().gpus is None:
+            first = N_("starting the runner")
+        else:  # a passage's program has no phases of its own: it just runs
+            first = N_("running your program") if ran else N_("handing your code to the runner")
         self._results().start(title, first, ran=ran)
         return self.gen
 
