@@ -56,6 +56,20 @@ def test_list_shows_every_chapter_and_progress(home):
     assert len(rows) == 13  # twelve topics and the capstone
     autograd = next(r for r in rows if "Custom autograd" in r)
     assert "1/" in autograd and "just now" in autograd
+    assert not any("▶" in r for r in rows)  # never started: nowhere to mark
+
+
+def test_list_marks_where_the_learner_is(home):
+    from tutor.progress import Progress
+
+    Progress(home).set_position(2, "sigmoid")
+    done = tutor("list", home=home)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    marked = [line for line in lines if "▶" in line]
+    assert marked[0].startswith("│ ▶ 2 │ Custom autograd")
+    assert "you are here: step 4/" in marked[1] and "Sigmoid" in marked[1]
+    assert any("where you left off" in line for line in lines)
 
 
 def test_hint_reveals_next_hint_and_counts_it(home, course):

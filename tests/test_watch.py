@@ -184,11 +184,14 @@ def test_saving_unchanged_text_starts_no_check_and_r_rechecks(home, course):
         async with app.run_test(size=(80, 24)) as pilot:
             write(path, "# attempt\n")
             await wait_for(pilot, lambda: "FAIL" in banner(app), what="FAIL")
+            assert "check 1 at " in banner(app)
             write(path, "# attempt\n")  # an editor saving again without a change
             await pilot.pause(2.5)  # the watcher and the once-a-second look have both seen it
             assert len(runner.calls) == 1
             await pilot.press("r")
             await wait_for(pilot, lambda: len(runner.calls) == 2 and "FAIL" in banner(app), what="re-run")
+            # the same verdict again, but it shows that it ran: its number and time (issue 27 #9)
+            await wait_for(pilot, lambda: "check 2 at " in banner(app), what="the second check's mark")
             await pilot.press("q")
 
     try:

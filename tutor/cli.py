@@ -239,11 +239,27 @@ def cmd_list(args: argparse.Namespace, home: Path) -> int:
     table.add_column(_("chapter"))
     table.add_column(_("exercises"), justify="right")
     table.add_column(_("last activity"))
+    last = progress.last_position()
     for c in course.chapters:
         ids = [e.id for e in c.exercises]
         passed = sum(1 for i in ids if done.get(i) and done[i].status == "passed")
         bar = f"{passed}/{len(ids)}" + (" ✓" if ids and passed == len(ids) else "")
-        table.add_row(str(c.number), c.title, bar, _ago(progress.last_activity(ids)))
+        here = last is not None and last[0] == c.number
+        title = Text(c.title, style="bold" if here else "")
+        if here:  # where `tutor start` takes the learner back to
+            step = next((s for s in c.steps if s.id == last[1]), None) if last else None
+            if step is not None:
+                n = c.steps.index(step) + 1
+                title.append(
+                    "\n" + _("▶ you are here: step {n}/{total}, {title}", n=n, total=len(c.steps), title=step.title)
+                )
+            else:
+                title.append("\n" + _("▶ you are here"))
+        number = f"▶ {c.number}" if here else str(c.number)
+        table.add_row(number, title, bar, _ago(progress.last_activity(ids)))
+    if last is not None:
+        table.caption = _("▶ where you left off: `tutor start` opens it")
+        table.caption_justify = "left"
     console.print(table)
     return EXIT_OK
 
@@ -317,8 +333,8 @@ def cmd_start(args: argparse.Namespace, home: Path) -> int:
             chapter, step_id = last
         else:
             chapter = course.chapters[0].number
-    elif last and last[0] == chapter:
-        step_id = last[1]
+    else:  # where the learner left this chapter, else (None) its first unfinished step
+        step_id = progress.chapter_position(chapter)
     progress.set_position(chapter, step_id)
     progress.close()
     if not (sys.stdin.isatty() and sys.stdout.isatty()):

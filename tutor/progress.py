@@ -392,6 +392,17 @@ class Progress:
 
     def set_position(self, chapter: int, step: str | None = None) -> None:
         self.set_state("position", f"{chapter}/{step or ''}")
+        if step:
+            self.set_state(f"position.{chapter}", step)
+
+    def chapter_position(self, chapter: int) -> str | None:
+        """The step the learner was last at in `chapter` (where `tutor start chapter N` and
+        the chapter picker open it), if they have been there."""
+        step = self.get_state(f"position.{chapter}")
+        if step:
+            return step
+        last = self.last_position()  # a home from before positions were kept per chapter
+        return last[1] if last and last[0] == chapter else None
 
     def last_activity(self, exercises: list[str]) -> float | None:
         if not exercises:

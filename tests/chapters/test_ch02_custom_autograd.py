@@ -16,6 +16,27 @@ def test_solution_passes(solution_verdict, exercise):
     assert_passes(solution_verdict(exercise, seeds=2))
 
 
+def test_passing_checks_show_what_the_function_keeps_and_what_it_avoids(solution_verdict, check_code, course):
+    """Each pass teaches with a figure: the memory kept for backward (sigmoid against autograd's
+    graph of its formula; leaky ReLU against a bool mask), and log-sum-exp on a row of 1000s."""
+    quarter_mib = 256 * 256 * 4
+    v = assert_passes(solution_verdict("sigmoid"))
+    assert v.figures["kept_for_backward_bytes"] == quarter_mib  # s alone
+    assert v.figures["formula_kept_for_backward_bytes"] == 2 * quarter_mib  # exp(-x) and 1 + exp(-x)
+    v = assert_passes(solution_verdict("leaky-relu"))
+    assert v.figures["kept_for_backward_bytes"] == quarter_mib and v.figures["mask_bytes"] == quarter_mib // 4
+    masked = course.exercise("leaky-relu").solution.read_text().replace(
+        "ctx.save_for_backward(x)", "ctx.save_for_backward(x > 0)"
+    ).replace("(x,) = ctx.saved_tensors", "(positive,) = ctx.saved_tensors").replace(
+        "torch.where(x > 0, grad_out,", "torch.where(positive, grad_out,"
+    )
+    v = assert_passes(check_code("leaky-relu", masked))
+    assert v.figures["kept_for_backward_bytes"] == v.figures["mask_bytes"]  # the figure follows the code
+    v = assert_passes(solution_verdict("stable-logsumexp"))
+    assert v.figures["yours_at_1000_minus_1000"] == pytest.approx(1.3863, abs=1e-3)
+    assert "gives inf" in v.figures["_labels"]["yours_at_1000_minus_1000"]
+
+
 @pytest.mark.parametrize("exercise", EXERCISES)
 def test_stub_fails(check_code, course, exercise):
     v = check_code(exercise, course.exercise(exercise).stub)

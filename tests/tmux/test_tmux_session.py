@@ -132,6 +132,24 @@ def test_reading_step_then_exercise_at_80x24(tmp_path, course):
         for key in ("Hint", "Check", "Help", "Quit"):
             assert key in footer, footer
         assert title.split()[0] in screen
+        # F2 (issue 27 #6): the steps list comes in and the editor keeps its right border on
+        # the screen (the list takes the guide's place at 80 columns); F2 again brings the
+        # guide back and the keys go to the editor.
+        guide_words = screen.splitlines()[2][:20].strip()
+        pane.send("F2")
+        time.sleep(0.8)
+        screen = pane.screen()
+        rows = screen.splitlines()
+        assert rows[2].startswith("╭") and rows[2].rstrip().endswith("╮") and len(rows[2].rstrip()) == 80, rows[2]
+        assert "╭─ workspace/" in rows[2]  # the editor's border, named after the file
+        bottom = next(r for r in rows[3:] if r.startswith("╰"))
+        assert bottom.rstrip().endswith("╯") and len(bottom.rstrip()) == 80, bottom
+        assert "▶" in screen and f"{target + 1}. " in screen  # the navigator, on this step
+        assert guide_words not in screen
+        pane.send("F2")
+        time.sleep(0.8)
+        screen = pane.screen()
+        assert guide_words in screen and "╮" in screen.splitlines()[2]
         # Esc (a vim reflex) keeps the editor: the typing still lands in the code.
         pane.send("Escape")
         pane.type("# after esc")

@@ -78,7 +78,8 @@ GUIDES = {
         "know a cheaper backward.\n\n```python\ny = torch.sigmoid(x)\n```\n",
         "02-first-function.md": "# A first Function\n\nType this along:\n\n```python\n"
         "class Double(torch.autograd.Function):\n    @staticmethod\n"
-        "    def forward(ctx, x):\n        return 2 * x\n```\n",
+        "    def forward(ctx, x):\n        return 2 * x  # the gradient of 2 * x is 2: backward scales grad_out\n\n\n"
+        "y = Double.apply(torch.randn(3, requires_grad=True))  # a node in the graph, not a plain tensor\n```\n",
         "03-sigmoid.md": "# Sigmoid that reuses its output\n\nThe derivative of `s = sigmoid(x)` "
         "is `s * (1 - s)`. Save `s` in forward and use it in backward.\n",
         "04-recap.md": "# Recap\n\nYou saved outputs instead of inputs.\n",

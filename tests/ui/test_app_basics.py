@@ -208,8 +208,11 @@ async def test_bindings_have_ids_and_palette_commands(make_app) -> None:
         for b in app.all_bindings():
             assert b.id and b.description, b
         titles = [c.title for c in app.get_system_commands(app.main)]
-        for want in ("Check", "Next", "Prev", "Chapters", "Reset", "Solution", "Help", "Hint"):
+        for want in ("Check", "Next", "Prev", "Chapters", "Reset", "Solution", "Help", "Hint", "Quit"):
             assert any(t.startswith(want) for t in titles), want
+        # none of Textual's generic entries (issue 27 #9)
+        for generic in ("Theme", "Screenshot", "Maximize", "Keys", "Minimize"):
+            assert not any(t.startswith(generic) for t in titles), generic
         # through the palette, as a learner would
         await pilot.press("ctrl+p", *"Next (ctrl", "enter")
         await pilot.pause()
@@ -272,6 +275,10 @@ async def test_finished_passage_runs_with_the_run_key_and_shows_output(make_app,
         assert saved.read_text() == typealong.typed_text
         assert app.main.query_one("#results").display
         assert "hello from the passage" in text_of(app.main.query_one("#results-body"))
+        banner = text_of(app.main.query_one("#results-banner"))
+        # a program that ran, not a check that passed (issue 27 #9)
+        assert banner.startswith("✔ RAN  A first Function") and "its output is below" in banner
+        assert "PASS" not in banner and "well done" not in banner
 
 
 async def test_navigator_keys_and_click_open_steps(make_app, home: Path) -> None:

@@ -275,6 +275,30 @@ async def test_file_changed_on_disk_offers_reload(make_app, home: Path) -> None:
         await wait_for(pilot, lambda: path.read_text() == "# from another editor\n")
 
 
+async def test_load_from_disk_keeps_the_cursor_where_it_was(make_app, home: Path) -> None:
+    """Issue 27 #9: an outside edit reloaded with "Load from disk" leaves the cursor on its
+    line (clamped to the new text), not on line 1; the border names the file."""
+    app = make_app(step_id="sigmoid")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause()
+        editor = app.main.query_one("#editor", CodeEditor)
+        assert editor.border_title == "workspace/02-custom-autograd/sigmoid.py"
+        editor.move_cursor((14, 4))
+        path = ws_file(home)
+        path.write_text(editor.text.replace("# TODO", "# DONE", 1))
+        os.utime(path, ns=(time.time_ns() + 10**9, time.time_ns() + 10**9))
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        await pilot.pause()
+        assert "# DONE" in editor.text and editor.cursor_location == (14, 4)
+        path.write_text("# short\n")  # fewer lines than the cursor's row: the last line
+        os.utime(path, ns=(time.time_ns() + 2 * 10**9, time.time_ns() + 2 * 10**9))
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen))
+        await pilot.press("y")
+        await pilot.pause()
+        assert editor.text == "# short\n" and editor.cursor_location == (1, 0)
+
+
 async def test_save_errors_are_one_line_and_keep_the_text(
     make_app, home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -291,10 +315,10 @@ async def test_save_errors_are_one_line_and_keep_the_text(
         monkeypatch.setattr(Progress, "use_hint", no_db)
         monkeypatch.setattr(Progress, "set_position", no_db)
         await pilot.press(*"# unsaved")
-        await wait_for(pilot, lambda: any("No space left on device" in n.message for n in app._notifications))
+        await wait_for(pilot, lambda: any("No space left on device" in n.message for n in app.notices))
         editor = app.main.query_one("#editor", CodeEditor)
         assert editor.text.startswith("# unsaved")
-        assert all("\n" not in n.message for n in app._notifications)
+        assert all("\n" not in n.message for n in app.notices)
         row = line_of(editor, "import torch")
         editor.move_cursor((row, 3))
         await pilot.press("tab")  # the hint still shows, unrecorded
@@ -305,7 +329,7 @@ async def test_save_errors_are_one_line_and_keep_the_text(
         await pilot.pause()
         assert app.main.step.id == "sigmoid"
         assert editor.text.startswith("# unsaved")
-        assert any("disk I/O error" in n.message for n in app._notifications)
+        assert any("disk I/O error" in n.message for n in app.notices)
         monkeypatch.undo()  # the disk has room again
         await pilot.press("ctrl+s")
         await pilot.pause()
@@ -336,7 +360,7 @@ async def test_unreadable_file_is_shown_read_only_and_never_overwritten(make_app
         await pilot.pause()
         editor = app.main.query_one("#editor", CodeEditor)
         assert editor.read_only
-        assert any("cannot open your copy of sigmoid" in n.message for n in app._notifications)
+        assert any("cannot open your copy of sigmoid" in n.message for n in app.notices)
         await pilot.press("x", "ctrl+n", "alt+left")
         await pilot.press("ctrl+q")
     assert path.read_bytes() == b"\xff\xfe not utf-8 \x80"

@@ -384,3 +384,57 @@ async def test_opening_or_filling_a_panel_keeps_the_cursor_line_in_view(make_app
         await wait_for(pilot, lambda: results.verdict is not None)
         await pilot.pause()
         assert editor.content_region.contains(*editor.cursor_screen_offset), "hidden by the results panel"
+
+
+@pytest.mark.parametrize("size", [(80, 24), (100, 30), (120, 36)], ids=["80x24", "100x30", "120x36"])
+async def test_f2_on_an_exercise_keeps_the_editor_inside_the_screen(make_app, size) -> None:
+    """Issue 27 #6: from the chapter's first step, Ctrl+N to the exercise, then F2: the
+    navigator comes in and the editor keeps its right border on the screen; where three panes
+    cannot fit (80 columns) the navigator takes the guide's place until F2 hides it again."""
+    app = make_app(step_id="why")
+    async with app.run_test(size=size) as pilot:
+        main = app.main
+        await pilot.press("ctrl+n", "ctrl+n")
+        await wait_for(pilot, lambda: main.step is not None and main.step.id == "sigmoid")
+        editor = main.query_one("#editor", CodeEditor)
+        guide = main.query_one("#guide-pane")
+        before = editor.region
+        await pilot.press("f2")
+        await pilot.pause()
+        nav = main.query_one("#navigator")
+        assert nav.display and nav.region.width > 0 and app.focused is nav
+        width = size[0]
+        assert editor.region.right <= width and editor.region.width >= 40  # border and code in view
+        assert nav.region.right <= editor.region.x
+        if width < 100:
+            assert not guide.display  # the navigator stands in for the guide
+        else:
+            assert guide.display and nav.region.right <= guide.region.x < guide.region.right <= editor.region.x
+        await pilot.press("f2")
+        await pilot.pause()
+        assert not nav.display and guide.display and editor.region == before
+        assert app.focused is editor
+
+
+async def test_the_picker_takes_a_typed_number_and_a_chapter_opens_where_it_was_left(make_app, home: Path) -> None:
+    """Issue 27 #9: digits in the chapter picker go to that chapter; a chapter opened again
+    (picker or `tutor start chapter N`) opens at the step last visited in it."""
+    app = make_app(chapter=2, step_id="why")
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.press("ctrl+n", "ctrl+n")
+        await wait_for(pilot, lambda: app.main.step.id == "sigmoid")
+        await pilot.press("ctrl+o")
+        await pilot.pause()
+        chooser = app.screen.query_one("#chapter-list")
+        assert chooser.highlighted == 0
+        await pilot.press("3")
+        assert chooser.highlighted == 1
+        await pilot.press("2", "3")  # "23" is no chapter: starts over at 3
+        assert chooser.highlighted == 1
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.main.chapter.number == 3)
+        await pilot.press("ctrl+o", "2", "enter")
+        await wait_for(pilot, lambda: app.main.chapter.number == 2)
+        assert app.main.step.id == "sigmoid"  # where chapter 2 was left, not its first step
+    assert Progress(home).chapter_position(2) == "sigmoid"
+    assert Progress(home).chapter_position(3) == "intro"

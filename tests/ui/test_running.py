@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import re
+import threading
 import time
 from pathlib import Path
 
 import pytest
 
 from tutor.progress import Progress
-from tutor.runner.protocol import Event, Verdict
+from tutor.runner.protocol import CANCELLED, Event, Verdict
+from tutor.ui.phase_log import PhaseLog
 from tutor.ui.widgets.editor import CodeEditor
 from tutor.ui.widgets.navigator import StepNavigator
 from tutor.ui.widgets.results import ResultsPanel
@@ -87,6 +90,74 @@ async def test_a_stale_verdict_is_ignored_after_a_rerun(make_app, home: Path) ->
         assert results.verdict.status == "passed"
         # the cancelled run is not recorded
         assert [r.status for r in Progress(home).runs("sigmoid")] == ["passed"]
+
+
+class SlowPhases(FakeRunner):
+    """Phases a distributed check sends, some time apart (what ddp-accum's run says)."""
+
+    PHASES = [
+        (0.25, "launching 2 processes for the reference solution"),
+        (0.25, "launching 2 processes for your code"),
+        (0.0, "wrapping your model"),
+        (0.0, "training step 1/2"),
+        (0.0, "training step 2/2"),
+    ]
+
+    def __init__(self) -> None:
+        super().__init__([PASSED], block_first=True)
+        self.seen = threading.Event()
+
+    def check(self, exercise, code, on_event=None, seed=None):
+        self.calls.append((exercise.id, Path(code).read_text()))
+        for pause, text in self.PHASES:
+            time.sleep(pause)
+            on_event(Event("phase", text, 0.0))
+        self.seen.set()
+        self.cancelled.wait(10)
+        return Verdict(status=CANCELLED)
+
+
+async def test_each_phase_of_a_long_check_is_named_with_its_own_clock(make_app) -> None:
+    """Issue 27 #7: not `starting the runner · 22.0 s` throughout, but the phase in progress
+    with the seconds spent in it and in all, and the phases over with their times."""
+    runner = SlowPhases()
+    app = make_app(step_id="sigmoid", runner=runner)
+    async with app.run_test(size=(120, 40)) as pilot:
+        results = app.main.query_one(ResultsPanel)
+        await pilot.press("ctrl+r")
+        await pilot.pause()
+        assert "starting the runner · 0." in text_of(results.query_one("#results-phase"))
+        await wait_for(pilot, runner.seen.is_set)
+        await pilot.pause(0.3)
+        phase = text_of(results.query_one("#results-phase"))
+        # the counted phase is one phase whose counter moves on; its clock is its own
+        assert phase.startswith("training step 2/2 · 0.") and "s in all" in phase
+        in_all = float(phase.split("·")[-1].split()[0])
+        assert in_all >= 0.5
+        body = text_of(results.query_one("#results-body"))
+        # each over phase with its time (0.25 s each here; a loaded machine adds a little)
+        assert re.search(
+            r"✓ starting the runner (0\.[2-9]|1\.\d) s  ✓ launching 2 processes for the reference solution (0\.[2-9]|1\.\d) s",
+            body,
+        )
+        assert "processes for your code" not in body  # over in no time: not worth a mention
+        await pilot.press("ctrl+r")  # cancel and rerun: the new run starts its own phases
+        await wait_for(pilot, lambda: results.verdict is not None)
+
+
+def test_phase_log_times_each_phase_and_counts_a_counted_phase_once() -> None:
+    log = PhaseLog("starting the runner", 10.0)
+    log.enter("launching 2 processes for your code", 13.5)
+    log.enter("importing your code", 13.55)
+    log.enter("checking trial 1/5", 14.0)
+    log.enter("checking trial 2/5", 15.0)
+    assert log.current(16.0) == ("checking trial 2/5", 2.0, 6.0)
+    assert [(t, round(s, 2)) for t, s in log.listed()] == [
+        ("starting the runner", 3.5),
+        ("importing your code", 0.45),
+    ]  # the 0.05 s launch is too brief to list
+    log.enter("timing your function", 20.0)
+    assert log.listed()[-1] == ("checking trial 2/5", 6.0)
 
 
 async def test_run_on_a_read_step_does_nothing(make_app) -> None:

@@ -49,6 +49,9 @@ async def test_tab_offers_the_hint_for_the_mistake_first(tmp_path, monkeypatch) 
         shown = text_of(app.main.query_one("#hints-text"), width=200)
         assert "You saved x" in shown and "Hint 1/" not in shown
         assert Progress(home).exercise("sigmoid").hints_used == 0  # not one of the ladder's
+        # the offer has been taken: the banner no longer says Tab shows it (issue 27 #9)
+        banner = text_of(app.main.query_one("#results-banner"), width=200)
+        assert "FAIL" in banner and "known mistake" not in banner
         editor.move_cursor((empty, 0))
         await pilot.press("tab")  # the ladder goes on as before
         await wait_for(pilot, lambda: "Hint 1/3" in text_of(app.main.query_one("#hints-text"), width=200))
@@ -89,7 +92,7 @@ async def test_a_database_damaged_while_the_app_runs_is_reported_at_once(make_ap
         app.progress._db = sqlite3.connect(db, isolation_level=None)  # a connection with no cached pages
         app.progress._db.row_factory = sqlite3.Row
         await pilot.press("ctrl+r")
-        await wait_for(pilot, lambda: any("damaged" in str(n.message) for n in app._notifications))
+        await wait_for(pilot, lambda: any("damaged" in str(n.message) for n in app.notices))
         await wait_for(pilot, lambda: "FAIL" in text_of(app.main.query_one("#results-banner"), width=200))
         assert list(home.glob("progress.sqlite3.corrupt-*"))
         assert Progress(home).runs("sigmoid")  # the run after the damage was recorded

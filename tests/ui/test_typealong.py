@@ -6,6 +6,7 @@ The async tests run through the `pytest_pyfunc_call` hook of tests/ui/conftest.p
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -217,10 +218,44 @@ async def test_scrolls_to_keep_caret_visible(progress: Progress) -> None:
 
         await pilot.press(*["tab"] * 2 + ["w", "space", "=", "space"] + ["tab"])
         assert (ta.session.caret_row, ta.session.caret_col) == (16, 105)
-        assert area.scroll_offset.x > 0  # scrolled sideways along the long line...
-        cells = code_cells(area, 16 - area.scroll_offset.y)
-        caret = [ch for ch, style in cells if style.reverse]
-        assert caret == ["b"]  # ...to keep the caret in view
+        assert area.scroll_offset.x == 0  # never sideways: the long line wraps instead
+        rows = [code_cells(area, y) for y in range(area.scrollable_content_region.height)]
+        caret = [ch for cells in rows for ch, style in cells if style.reverse]
+        assert caret == ["b"]  # the caret is in view
+
+
+def screen_text(area: TypingArea) -> list[str]:
+    return ["".join(seg.text for seg in area.render_line(y)) for y in range(area.scrollable_content_region.height)]
+
+
+@pytest.mark.parametrize("width", [52, 34])
+async def test_long_lines_wrap_so_the_text_to_type_is_in_sight(progress: Progress, width: int) -> None:
+    line = '    print("first derivatives ok:", gradcheck(Cube.apply, (x,), eps=1e-6, atol=1e-4))'
+    target = f"import torch\n{line}\nx = 1"
+    app = Host(progress, target=target)
+    async with app.run_test(size=(width, 16)) as pilot:
+        area = app.query_one(TypingArea)
+        shown = screen_text(area)
+        # Every character of the long line is on screen, over several rows, none cut.
+        numbered = [r for r in shown if r.strip()[:1].isdigit()]
+        assert [r.split()[0] for r in numbered] == ["1", "2", "3"]
+        cont = [r for r in shown if r.lstrip().startswith("↪")]
+        assert len(cont) >= 1
+        joined = "".join(r[area._gutter :].strip() for r in shown[1 : 2 + len(cont)])
+        assert joined.replace(" ", "") == line.replace(" ", "")
+        for r in shown:  # broken after a space: no row ends inside a word followed by more of it
+            assert len(r.rstrip()) <= width
+        # No name is cut: each one stands whole on one row (breaks fall between tokens).
+        rows_code = [r[area._gutter :] for r in shown[1 : 2 + len(cont)]]
+        for name in re.findall(r"[A-Za-z_]\w*", line):
+            assert any(name in code for code in rows_code), (name, rows_code)
+        # Typing the first line moves the caret onto the long line; then Tab through it:
+        # the caret stays on screen and the line-3 row follows the wrapped rows.
+        await pilot.press(*keys_for("import torch\n"))
+        await pilot.press(*["tab"] * 8)
+        rows = [code_cells(area, y) for y in range(area.scrollable_content_region.height)]
+        assert [ch for cells in rows for ch, style in cells if style.reverse]
+        assert area.scroll_offset.x == 0
 
 
 async def test_paste_is_refused(progress: Progress) -> None:

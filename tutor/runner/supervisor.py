@@ -31,7 +31,7 @@ from typing import Any, Callable
 from tutor import i18n
 from tutor.i18n import N_, _
 from tutor.runner import judge as judging
-from tutor.runner import sandbox, wire
+from tutor.runner import phases, sandbox, wire
 from tutor.runner.protocol import CRASHED, ERROR, FAILED, OUTPUT_CAP, PASSED, TIMEOUT, Event, RunRequest, Verdict
 from tutor.runner.subject import LEARNER, REFERENCE, launch_ranks, start_child
 
@@ -287,8 +287,10 @@ class Supervisor:
             if self.checked and not cached:
                 # Every reference rank connects before any learner process exists: a learner
                 # rank can then never pose as one.
+                self.emit(phases.launching(REFERENCE, self.ranks, self._elapsed()))
                 launch(REFERENCE, devnull)
                 self._wait_for(REFERENCE)
+            self.emit(phases.launching(LEARNER, self.ranks, self._elapsed()))
             launch(LEARNER, out_w)
         finally:
             os.close(devnull)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from textual.app import App, SystemCommand
 from textual.binding import Binding
+from textual.notifications import Notification, SeverityLevel
 from textual.screen import Screen
 
 from tutor import i18n, paths
@@ -84,6 +85,7 @@ class TutorApp(App[int]):
         self._runner_lock = threading.Lock()
         self._closed = False
         self.exit_message = ""  # printed by run_app once the terminal is restored
+        self.notices: list[Notification] = []  # every notice shown, newest last
 
     def _progress_notice(self, text: str) -> None:
         """Called by Progress from whichever thread met the damage."""
@@ -91,6 +93,28 @@ class TutorApp(App[int]):
             self.notify(text, severity="warning", timeout=15)
         else:
             self.call_from_thread(self.notify, text, severity="warning", timeout=15)
+
+    def notify(
+        self,
+        message: str,
+        *,
+        title: str = "",
+        severity: SeverityLevel = "information",
+        timeout: float | None = None,
+        markup: bool = True,
+    ) -> None:
+        """On the main screen a notice goes in its title bar (covering nothing the learner is
+        reading); over a dialog it is a toast as usual. Every notice is kept in `notices`."""
+        seconds = self.NOTIFICATION_TIMEOUT if timeout is None else timeout
+        self.notices.append(Notification(message, title, severity, seconds, markup))
+        main = self.screen_stack[0] if len(self.screen_stack) == 1 else None
+        if isinstance(main, MainScreen) and main.is_mounted:
+            if threading.get_ident() == getattr(self, "_thread_id", None):
+                main.show_notice(message, severity, seconds)
+            else:
+                self.call_from_thread(main.show_notice, message, severity, seconds)
+            return
+        super().notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
 
     def get_default_screen(self) -> Screen[Any]:
         chapter, step_id = self._start
@@ -176,7 +200,11 @@ class TutorApp(App[int]):
         return [b for b in found if isinstance(b, Binding) and b.description and not (b.id or "").endswith("-any")]
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
-        yield from super().get_system_commands(screen)
+        """The tutor's own commands only: Textual's generic ones (theme, screenshot, maximize,
+        keys panel) are not part of the course and crowded the palette."""
+        yield SystemCommand(
+            _("Quit") + " (ctrl+q)", _("Save and quit (run `tutor start` to come back here)"), self.action_quit
+        )
         if isinstance(screen, MainScreen):
             for b in MainScreen.BINDINGS:
                 assert isinstance(b, Binding)

@@ -22,7 +22,7 @@ from rich.segment import Segment
 from rich.style import Style
 
 # Bump when what GuideView draws changes (its Markdown elements, code theme, padding).
-RENDERER_VERSION = "1"
+RENDERER_VERSION = "2"  # 2: code blocks wrap at token boundaries (tutor/ui/codewrap.py)
 MAX_FILES = 400  # about 20-60 KB each; the oldest go first
 
 

@@ -14,7 +14,7 @@ from typing import Callable
 from textual.widget import Widget
 
 from tutor.course import Exercise, Passage
-from tutor.i18n import _
+from tutor.i18n import N_, _
 from tutor.progress import ProgressError
 from tutor.runner.protocol import CANCELLED, ERROR, Event, Verdict
 from tutor.ui.host import TutorHost
@@ -38,12 +38,18 @@ class Runs:
         self.gen = 0  # the latest run; older verdicts are stale
         self.running = False
 
-    def _begin(self, title: str) -> int:
+    def _begin(self, title: str, ran: bool = False) -> int:
         if self.running:
             self._host().cancel_run()  # the old verdict comes back cancelled and is ignored
         self.gen += 1
         self.running = True
-        self._results().start(title)
+        # Until the runner names a phase: its start (it imports torch once), or, once it is up,
+        # handing the run over (a distributed check says next that it launches its processes).
+        if self._host().gpus is None:
+            first = N_("starting the runner")
+        else:  # a passage's program has no phases of its own: it just runs
+            first = N_("running your program") if ran else N_("handing your code to the runner")
+        self._results().start(title, first, ran=ran)
         return self.gen
 
     def check(self, ex: Exercise) -> None:
@@ -67,7 +73,7 @@ class Runs:
         except WorkspaceError as exc:
             self._error(str(exc))
             return False
-        gen = self._begin(step.title)
+        gen = self._begin(step.title, ran=True)
         self.owner.run_worker(
             partial(self._run_script, step, path, gen), thread=True, group="check", exit_on_error=False
         )

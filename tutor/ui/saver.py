@@ -175,6 +175,17 @@ class Saver:
         else:
             self.ask_reload(f)
 
+    def _reload_in_place(self, text: str) -> None:
+        """Show the disk's version with the cursor and the view where they were (clamped to
+        the new text), not on line 1."""
+        editor = self.editor
+        (row, col), top = editor.cursor_location, editor.scroll_offset.y
+        editor.load_text(text)
+        row = max(0, min(row, editor.document.line_count - 1))
+        editor.move_cursor((row, min(col, len(editor.document[row]))))
+        editor.scroll_to(y=top, animate=False, immediate=True)
+        editor.scroll_cursor_visible()
+
     def ask_reload(self, f: EditorFile) -> None:
         self.conflict = True
 
@@ -189,7 +200,7 @@ class Saver:
                     self._error(_("cannot read {name}: {error}", name=f.path.name, error=exc))
                     return
                 f.accept(text)
-                self.editor.load_text(text)
+                self._reload_in_place(text)
             else:
                 f.ignore_disk()
                 self.save_now()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, cast
 
@@ -368,18 +369,22 @@ class WatchScreen(Screen[None]):
             return
         self.shown, self.shown_passed = ex, verdict.passed
         results = self.query_one(ResultsPanel)
+        # Which check this is and when it ended: a re-check with the same verdict still shows
+        # that it ran (the headline's counter and clock move on).
+        n = sum(1 for done, status in self.history if done == ex.id)
+        title = f"{ex.title}  ·  " + _("check {n} at {time}", n=n, time=time.strftime("%H:%M:%S"))
         if not verdict.passed:
-            results.show_verdict(verdict, ex.title)
+            results.show_verdict(verdict, title)
             self._show_header(ex)
             return
         following = self.session.after_pass(ex)
         if following is None:
-            results.show_verdict(verdict, ex.title, _("Every exercise that runs here has passed!"))
+            results.show_verdict(verdict, title, _("Every exercise that runs here has passed!"))
             self._show_header(ex)
             self.notify(_("✔ {title} passed: that was the last one to do.", title=ex.title), title=_("Well done!"))
             return
         results.show_verdict(
-            verdict, ex.title, _("Next: {title} (p goes back, s shows the reference solution)", title=following.title)
+            verdict, title, _("Next: {title} (p goes back, s shows the reference solution)", title=following.title)
         )
         self.notify(
             _("✔ {title} passed. Now watching {name}.", title=ex.title, name=self.session.path(following).name),

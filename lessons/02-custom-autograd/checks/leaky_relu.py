@@ -7,6 +7,20 @@ import torch.nn.functional as F
 from torch.autograd.function import BackwardCFunction
 
 
+def _kept_for_backward(fn):
+    """(bytes of the tensors autograd keeps for backward while `fn()` runs, its result): each
+    saved tensor counted once, by the memory it holds."""
+    kept = {}
+
+    def pack(t):
+        kept[(t.data_ptr(), t.dtype, tuple(t.shape))] = t.numel() * t.element_size()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        out = fn()
+    return sum(kept.values()), out
+
+
 def _backward(ctx, out, g):
     """out.backward(g), turning autograd's complaints about the returned tuple into advice."""
     try:
@@ -113,3 +127,13 @@ def check(ctx):
               truth=F.leaky_relu, expanded=True, extremes=True, nonleaf=True, expanded_grad=True, repeat=True)
     ctx.gradcheck(f"leaky_relu with negative_slope={slope}", lambda t: mine.leaky_relu(t, slope),
                   [ctx.randn(4, 6, dtype=torch.float64, requires_grad=True)])
+
+    # The slope is a Python float kept on ctx: it costs backward no tensor memory. What backward
+    # keeps is the tensor it reads the sign from; a bool mask (x > 0) would be a quarter of a
+    # float32 x.
+    x = ctx.randn(256, 256)
+    yours, _ = _kept_for_backward(lambda: mine.leaky_relu(x.clone().requires_grad_(), slope))
+    ctx.figure("kept_for_backward_bytes", yours,
+               label=ctx.t("kept for backward by your LeakyReLU (a 256×256 float32 input)"))
+    ctx.figure("mask_bytes", (x > 0).numel(),
+               label=ctx.t("a bool mask {mask} of the same input, enough to tell the two slopes apart", mask="x > 0"))

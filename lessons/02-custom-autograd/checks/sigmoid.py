@@ -8,6 +8,20 @@ from _second_order import expect_second_derivative
 from torch.autograd.function import BackwardCFunction
 
 
+def _kept_for_backward(fn):
+    """(bytes of the tensors autograd keeps for backward while `fn()` runs, its result): each
+    saved tensor counted once, by the memory it holds."""
+    kept = {}
+
+    def pack(t):
+        kept[(t.data_ptr(), t.dtype, tuple(t.shape))] = t.numel() * t.element_size()
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        out = fn()
+    return sum(kept.values()), out
+
+
 def check(ctx):
     mine = ctx.learner
     ctx.expect(isinstance(mine.Sigmoid, type) and issubclass(mine.Sigmoid, torch.autograd.Function),
@@ -78,3 +92,14 @@ def check(ctx):
     ctx.probe("sigmoid", lambda shape, dtype: (ctx.randn(*shape, dtype=dtype, scale=4.0),), truth=torch.sigmoid,
               expanded=True, extremes=True, nonleaf=True, expanded_grad=True, repeat=True)
     ctx.gradcheck("sigmoid", mine.sigmoid, [ctx.randn(4, 3, dtype=torch.float64, requires_grad=True)])
+
+    # What saving the output buys (the page's point): the memory backward keeps, yours against
+    # autograd's own graph of the formula on the same 256x256 float32 input (it keeps exp(-x)
+    # and the sum as well).
+    x = ctx.randn(256, 256)
+    yours, _ = _kept_for_backward(lambda: mine.sigmoid(x.clone().requires_grad_()))
+    formula, _ = _kept_for_backward(lambda: 1 / (1 + torch.exp(-x.clone().requires_grad_())))
+    ctx.figure("kept_for_backward_bytes", yours,
+               label=ctx.t("kept for backward by your Sigmoid (a 256×256 float32 input)"))
+    ctx.figure("formula_kept_for_backward_bytes", formula,
+               label=ctx.t("kept by autograd for {formula} on the same input", formula="1 / (1 + exp(-x))"))

@@ -100,3 +100,10 @@ def check(ctx):
 
     ctx.gradcheck("logsumexp", mine.logsumexp,
                   [ctx.randn(3, 5, dtype=torch.float64, requires_grad=True)], second_order=True)
+
+    # The point of the max shift, as numbers: float32 exp overflows past about 88.7, so the
+    # formula log(sum(exp(x))) gives inf on a row of 1000s, and yours its true value.
+    big = torch.full((1, 4), 1000.0)
+    ctx.figure("yours_at_1000_minus_1000", round(float(mine.logsumexp(big)[0]) - 1000.0, 4),
+               label=ctx.t("yours on a float32 row of four 1000s, minus 1000 (log 4 = 1.386; {formula} gives {naive})",
+                           formula="log(sum(exp(x)))", naive=str(float(big.exp().sum(dim=-1).log()[0]))))

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import time
+
 from rich.console import Group, RenderableType
 from rich.padding import Padding
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -17,6 +20,9 @@ from tutor.i18n import N_, _
 from tutor.ui.status import Snapshot, overall_label, passed_count
 
 
+TYPE_AHEAD_S = 1.0  # digits typed within this of each other make one chapter number
+
+
 class ChapterPicker(ModalScreen[int | None]):
     """Dismisses with the chosen chapter number, or None."""
 
@@ -27,6 +33,7 @@ class ChapterPicker(ModalScreen[int | None]):
         self.course = course
         self.current = current
         self.snap = snap
+        self._typed, self._typed_at = "", 0.0  # digits typed so far (a chapter number)
 
     def compose(self) -> ComposeResult:
         options = []
@@ -51,7 +58,9 @@ class ChapterPicker(ModalScreen[int | None]):
                 highlighted = i
         with Vertical(classes="dialog", id="chapters-dialog"):
             yield Static(
-                _("Jump to a chapter  (Enter opens, Esc closes)") + " · " + overall_label(self.course, self.snap),
+                _("Jump to a chapter  (type its number or use ↑↓; Enter opens, Esc closes)")
+                + " · "
+                + overall_label(self.course, self.snap),
                 classes="dialog-title",
             )
             yield OptionList(*options, id="chapter-list")
@@ -61,6 +70,21 @@ class ChapterPicker(ModalScreen[int | None]):
         chooser = self.query_one("#chapter-list", OptionList)
         chooser.highlighted = self._highlighted
         chooser.focus()
+
+    def on_key(self, event: events.Key) -> None:
+        """Digits go to that chapter: `1` then `2` within a second highlights chapter 12
+        (Enter opens it); a number no chapter has starts over from its last digit."""
+        if not (event.character and event.character.isdigit()):
+            return
+        event.stop()
+        now = time.monotonic()
+        typed = self._typed + event.character if now - self._typed_at < TYPE_AHEAD_S else event.character
+        numbers = [ch.number for ch in self.course.chapters]
+        if int(typed) not in numbers:
+            typed = event.character
+        self._typed, self._typed_at = typed, now
+        if int(typed) in numbers:
+            self.query_one("#chapter-list", OptionList).highlighted = numbers.index(int(typed))
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()

@@ -23,6 +23,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Container, Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.widget import Widget
 from textual.widgets import ContentSwitcher, Static
 
@@ -55,6 +56,7 @@ from tutor.ui.widgets.results import ResultsPanel, status_word
 from tutor.workspace import WorkspaceError
 
 MIN_WIDTH, MIN_HEIGHT = 50, 14
+GUIDE_MIN, WORK_MIN = 24, 40  # the panes' min-width in tutor.tcss
 ZOOMS = ("split", "guide", "work")
 SPLIT_MIN, SPLIT_MAX, SPLIT_STEP = 20, 70, 5
 # The guide's share of the width, per step kind: a type-along passage needs its code's full
@@ -221,6 +223,8 @@ class MainScreen(Screen[None]):
         self._painted = False  # the first frame is up
         self._resumed = False  # Textual has styled the screen once (it does so on resume)
         self._last_error = ("", 0.0)
+        self._header = ""  # what the title bar says when no notice stands in it
+        self._notice_timer: Timer | None = None
 
     @property
     def tutor(self) -> TutorHost:
@@ -344,9 +348,28 @@ class MainScreen(Screen[None]):
         guide = self.query_one("#guide-pane")
         full = kind == "read" or zoom == "guide" or self.has_class("-tiny")
         width = "1fr" if full else f"{split}%"
+        cramped = False
+        if not full and nav == "1" and zoom == "split":
+            width, cramped = self._guide_beside_navigator(split)
+        self.set_class(cramped, "-nav-over-guide")
         if str(guide.styles.width) != width:
             guide.styles.width = width
         self._fit_panels()
+
+    def _guide_beside_navigator(self, split: int) -> tuple[str, bool]:
+        """The guide's width when the navigator (F2) stands beside guide and work: `split`
+        percent of what the navigator leaves, so the three fit the screen. Where the work would
+        get under its minimum even with the narrowest guide (80 columns), the navigator takes
+        the guide's place until F2 hides it again (True): the editor keeps its right edge."""
+        nav = self.query_one(StepNavigator).styles.width
+        nav_cells = nav.cells if nav is not None and nav.cells is not None else 32
+        rest = self.size.width - nav_cells
+        guide = max(GUIDE_MIN, rest * split // 100)
+        if rest - guide < WORK_MIN:
+            guide = rest - WORK_MIN
+        if guide < GUIDE_MIN:
+            return f"{split}%", True
+        return str(guide), False
 
     def _fit_panels(self) -> None:
         """Cap the hint and results panels so the editor keeps 12 lines (8 when the terminal
@@ -435,8 +458,8 @@ class MainScreen(Screen[None]):
         return self.step if isinstance(self.step, Exercise) else None
 
     def _resolve(self, number: int, step_id: str | None) -> tuple[Chapter, Step, bool]:
-        """Chapter `number` (or the first) and its step `step_id`, else where the learner was,
-        else its start; and whether the chapter number was unknown."""
+        """Chapter `number` (or the first) and its step `step_id`, else where the learner left
+        that chapter, else its first unfinished step; and whether the number was unknown."""
         course = self.tutor.course
         unknown = False
         try:
@@ -445,9 +468,10 @@ class MainScreen(Screen[None]):
             chapter, unknown = course.chapters[0], True
         step: Step | None = None
         if step_id is None:
-            last = self.tutor.last_position()
-            if last and last[0] == chapter.number:
-                step_id = last[1]
+            try:
+                step_id = self.tutor.progress.chapter_position(chapter.number)
+            except Exception:  # a read error must not block opening the chapter
+                step_id = None
         if step_id is not None:
             step = next((s for s in chapter.steps if s.id == step_id), None)
         if step is None:
@@ -512,10 +536,33 @@ class MainScreen(Screen[None]):
             line += f"  ·  id: {self.step.id}"
         self.query_one("#step-title", Static).update(line)
         self.tutor.update_header(self.chapter, snap)
-        # One row whatever it says: no layout pass for it.
-        self.query_one("#title-bar", Static).update(
-            Text(f"{self.app.title} — {chapter_progress_label(self.chapter, snap)}"), layout=False
-        )
+        self._header = f"{self.app.title} — {chapter_progress_label(self.chapter, snap)}"
+        if self._notice_timer is None:
+            # One row whatever it says: no layout pass for it.
+            self.query_one("#title-bar", Static).update(Text(self._header), layout=False)
+
+    # -- notices: in the title bar, over nothing the learner is reading ---------------------------
+
+    def show_notice(self, message: str, severity: str, timeout: float) -> None:
+        """Show a notice in place of the title bar for `timeout` seconds (the app's notify
+        comes here while this screen is on top): a toast in the corner covered the results,
+        the diff or the newest hint. A notice longer than the row wraps onto a second row."""
+        bar = self.query_one("#title-bar", Static)
+        for level in ("information", "warning", "error"):
+            bar.set_class(level == severity, f"-notice-{level}")
+        bar.add_class("-notice")
+        bar.update(Text(message.replace("\n", " ")))
+        if self._notice_timer is not None:
+            self._notice_timer.stop()
+        self._notice_timer = self.set_timer(max(1.0, timeout), self._end_notice)
+        self.call_after_refresh(self._fit_panels)
+
+    def _end_notice(self) -> None:
+        self._notice_timer = None
+        bar = self.query_one("#title-bar", Static)
+        bar.remove_class("-notice", "-notice-information", "-notice-warning", "-notice-error")
+        bar.update(Text(self._header))
+        self.call_after_refresh(self._fit_panels)
 
     def _show_work(self, step: Step) -> None:
         self.saver.file = None
@@ -559,6 +606,9 @@ class MainScreen(Screen[None]):
 
     def _open_exercise(self, ex: Exercise) -> None:
         editor = self._editor()
+        # The border names the file as the guide does (and as `tutor watch` and your own
+        # editor see it): workspace/<chapter>/<file>, under the tutor home.
+        editor.border_title = f"workspace/{ex.workspace_name}"
         f = EditorFile(self.tutor.workspace, ex)
         try:
             text = f.load()
@@ -804,7 +854,7 @@ class MainScreen(Screen[None]):
             return
         if isinstance(step, Passage):
             if self.step == step:
-                self.query_one(ResultsPanel).show_verdict(verdict, step.title)
+                self.query_one(ResultsPanel).show_verdict(verdict, step.title, ran=True)
                 self._fit_panels()
             return
         self.refresh_status()
@@ -822,7 +872,9 @@ class MainScreen(Screen[None]):
         self._mistake = (ex.id, mistake.hint) if mistake else None
         if mistake:
             hint = N_("This looks like a known mistake: Tab on an empty line shows a hint for it.")
-        self.query_one(ResultsPanel).show_verdict(verdict, ex.title, hint if verdict.passed or mistake else "")
+        self.query_one(ResultsPanel).show_verdict(
+            verdict, ex.title, hint if verdict.passed or mistake else "", ran=False
+        )
         self._opened("results")
         # No toast: the results banner already says it, and a toast would cover the panel.
 
@@ -856,6 +908,7 @@ class MainScreen(Screen[None]):
             panel = self.query_one(HintPanel)
             panel.show_targeted(targeted[1])
             self._editor().set_ghost(code_suggestion(targeted[1]), row)
+            self.query_one(ResultsPanel).drop_next_hint()  # "Tab … shows a hint": done
             self._opened("hints")
             return
         used = self._hints_used(ex)

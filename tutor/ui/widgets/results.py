@@ -33,6 +33,7 @@ from tutor.runner.protocol import (
 )
 from tutor.textsafe import clean
 from tutor.ui.figures import figures_view, is_memory, label_for, labels_of
+from tutor.ui.phase_log import PhaseLog
 
 OUTPUT_LINES = 40  # the tail of the program's output that the panel shows
 
@@ -44,6 +45,12 @@ _HEADLINES = {
     CRASHED: N_("✘ CRASHED"),
     SKIPPED: N_("⊘ SKIPPED"),
     CANCELLED: N_("⊘ CANCELLED"),
+}
+# A passage's program is run, not checked: it ran to the end, or it did not.
+_RAN = {
+    **_HEADLINES,
+    PASSED: N_("✔ RAN"),
+    FAILED: N_("✘ STOPPED WITH AN ERROR"),
 }
 _WORDS = {
     PASSED: N_("passed"),
@@ -115,8 +122,8 @@ class ResultsPanel(VerticalScroll):
         self.border_title = _("Results")
         self._title = ""
         self._next_hint = ""  # a message id: translated when drawn, so a language switch redraws it
-        self._started = 0.0
-        self._phase = ""
+        self._log = PhaseLog("", 0.0)
+        self._ran = False  # the run is a typed-along passage's program, not a check
         self._live: list[str] = []
         self._ticker: Timer | None = None
         self.verdict: Verdict | None = None
@@ -152,16 +159,17 @@ class ResultsPanel(VerticalScroll):
         self.query_one("#results-banner", Static).update(Text(message))
         self.query_one("#results-body", Static).update("")
 
-    def start(self, title: str) -> None:
-        """A check of `title` began; elapsed time ticks until the verdict."""
+    def start(self, title: str, first_phase: str = N_("starting the runner"), ran: bool = False) -> None:
+        """A check of `title` began (`ran`: the program of a typed-along passage); each phase
+        the runner names ticks with its own clock until the verdict. `first_phase` is a message
+        id: what happens before the runner says anything."""
         self.verdict = None
-        self._started = time.monotonic()
-        self._title = title
-        self._phase = N_("starting the runner")
+        self._log = PhaseLog(first_phase, time.monotonic())
+        self._title, self._ran = title, ran
         self._live = []
         self._state("running")
         self.remove_class("-empty")
-        self.query_one("#results-banner", Static).update(Text(_("Checking {title}…", title=title)))
+        self.query_one("#results-banner", Static).update(Text(self._running_banner()))
         self.query_one("#results-body", Static).update("")
         self._stop_ticker()
         self._ticker = self.set_interval(0.25, self._tick)
@@ -170,38 +178,54 @@ class ResultsPanel(VerticalScroll):
     def add_event(self, event: Event) -> None:
         """Runner events, already moved onto the UI thread."""
         if event.kind == "phase" and event.text:
-            self._phase = event.text
+            before = len(self._log.done)
+            self._log.enter(clean(event.text), time.monotonic())
+            if len(self._log.done) != before:
+                self._show_running_body()
         elif event.kind == "output" and event.text:
             self._live = (self._live + clean(event.text).splitlines())[-8:]
-            self.query_one("#results-body", Static).update(Text("\n".join(self._live), style="dim"))
+            self._show_running_body()
         self._tick()
 
+    def _running_banner(self) -> str:
+        if self._ran:
+            return _("Running {title}…", title=self._title)
+        return _("Checking {title}…", title=self._title)
+
+    def _show_running_body(self) -> None:
+        """The phases over (each with its time), then the program's latest output lines."""
+        text = Text(style="dim")
+        done = self._log.listed()
+        if done:
+            text.append("  ".join(f"✓ {_(phase)} {seconds:.1f} s" for phase, seconds in done))
+        if self._live:
+            text.append(("\n" if done else "") + "\n".join(self._live))
+        self.query_one("#results-body", Static).update(text)
+
     def _tick(self) -> None:
-        elapsed = time.monotonic() - self._started
         # The runner's phases arrive in the learner's language; ours is a message id.
-        self.query_one("#results-phase", Static).update(Text(f"{_(self._phase)} · {elapsed:.1f} s"))
+        phase, seconds, total = self._log.current(time.monotonic())
+        line = f"{_(phase)} · {seconds:.1f} s"
+        if self._log.done:
+            line += "  ·  " + _("{seconds} s in all", seconds=f"{total:.1f}")
+        self.query_one("#results-phase", Static).update(Text(line))
 
     def _stop_ticker(self) -> None:
         if self._ticker is not None:
             self._ticker.stop()
             self._ticker = None
 
-    def show_verdict(self, verdict: Verdict, title: str, next_hint: str = "") -> None:
-        """`next_hint` is a message id (marked with N_), shown translated after the headline."""
+    def show_verdict(self, verdict: Verdict, title: str, next_hint: str = "", ran: bool | None = None) -> None:
+        """`next_hint` is a message id (marked with N_), shown translated after the headline.
+        `ran`: the verdict of a passage's program (it ran, or it stopped with an error), not
+        of a check; by default, what the run that just ended was."""
         self._stop_ticker()
         self.verdict = verdict
+        self._ran = self._ran if ran is None else ran
         self._title, self._next_hint = title, next_hint
         self._state("passed" if verdict.passed else "failed")
         self.remove_class("-empty")
-        status = verdict.status
-        headline = f"{_(_HEADLINES[status]) if status in _HEADLINES else status.upper()}  {title}"
-        if verdict.duration_s:
-            headline += f"  ·  {verdict.duration_s:.1f} s"
-        if verdict.passed:
-            headline += "  ·  " + _("well done!") + (f"  {_(next_hint)}" if next_hint else "")
-        elif next_hint:
-            headline += f"  ·  {_(next_hint)}"
-        self.query_one("#results-banner", Static).update(Text(headline))
+        self._show_headline()
         self.query_one("#results-body", Static).update(verdict_body(verdict))
         labels = labels_of(verdict.figures)
         plots = [
@@ -214,6 +238,28 @@ class ResultsPanel(VerticalScroll):
             self.query_one("#results-plots", Vertical).mount_all(plots)
         self.scroll_home(animate=False)
 
+    def drop_next_hint(self) -> None:
+        """The note after the headline has been acted on (the hint it offered is shown)."""
+        if self.verdict is not None and self._next_hint:
+            self._next_hint = ""
+            self._show_headline()
+
+    def _show_headline(self) -> None:
+        verdict, title, next_hint = self.verdict, self._title, self._next_hint
+        assert verdict is not None
+        status = verdict.status
+        words = _RAN if self._ran else _HEADLINES
+        headline = f"{_(words[status]) if status in words else status.upper()}  {title}"
+        if verdict.duration_s:
+            headline += f"  ·  {verdict.duration_s:.1f} s"
+        if verdict.passed and self._ran:
+            headline += "  ·  " + (_("its output is below") if verdict.output.strip() else _("it printed nothing"))
+        elif verdict.passed:
+            headline += "  ·  " + _("well done!") + (f"  {_(next_hint)}" if next_hint else "")
+        elif next_hint:
+            headline += f"  ·  {_(next_hint)}"
+        self.query_one("#results-banner", Static).update(Text(headline))
+
     def relabel(self, title: str, idle: str = "") -> None:
         """Draw the panel again in the current language (after a language switch), keeping
         whether it was closed and where it was scrolled. A verdict's reason, details and output
@@ -222,7 +268,8 @@ class ResultsPanel(VerticalScroll):
         closed, scroll = self.has_class("-closed"), self.scroll_y
         if self.running:
             self._title = title
-            self.query_one("#results-banner", Static).update(Text(_("Checking {title}…", title=title)))
+            self.query_one("#results-banner", Static).update(Text(self._running_banner()))
+            self._show_running_body()
             self._tick()
             return
         if self.verdict is not None:

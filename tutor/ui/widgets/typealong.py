@@ -12,6 +12,7 @@ pick the longest wording that fits the pane, so nothing is cut at 80 columns.
 
 from __future__ import annotations
 
+import bisect
 import time
 from typing import Callable
 
@@ -34,6 +35,7 @@ from textual.widgets import Static
 from tutor.i18n import N_, _
 from tutor.progress import Progress, ProgressError, TypingRecord
 from tutor.stats import history_lines
+from tutor.ui.codewrap import break_points, hang_for
 from tutor.typing_engine import (
     AUTO,
     CARET,
@@ -104,13 +106,16 @@ def stats_text(stats: TypingStats, width: int | None = None) -> str:
 
 
 class TypingArea(ScrollView, can_focus=False):
-    """The passage, one Strip per target line, with a line-number gutter that does not scroll
-    sideways. Focus stays on the enclosing TypeAlong, which handles the keys."""
+    """The passage, one cached Strip per target line, wrapped to the pane: a line longer than
+    the pane goes on over more screen rows (broken between tokens, tutor/ui/codewrap.py,
+    indented under its code), so the text still to type is always in sight, at 80 columns too. The
+    line-number gutter names each line's first row; its continuation rows show ↪. Focus
+    stays on the enclosing TypeAlong, which handles the keys."""
 
     COMPONENT_CLASSES = {f"typing-area--{s}" for s in STATUSES} | {"typing-area--gutter", "typing-area--gutter-caret"}
 
     DEFAULT_CSS = """
-    TypingArea { background: $surface; }
+    TypingArea { background: $surface; overflow-x: hidden; scrollbar-gutter: stable; }
     TypingArea > .typing-area--pending { color: $foreground; text-style: dim; }
     TypingArea > .typing-area--correct { color: $text-success; }
     TypingArea > .typing-area--auto { color: $text-success; }
@@ -130,17 +135,75 @@ class TypingArea(ScrollView, can_focus=False):
     def __init__(self, session: TypingSession, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.session = session
-        self._cache: LRUCache[int, Strip] = LRUCache(1024)  # row -> uncropped code strip
+        # row -> (code strip, cell offsets where its screen rows start)
+        self._cache: LRUCache[int, tuple[Strip, list[int]]] = LRUCache(1024)
         self._styles: dict[str, Style] | None = None
         self._gutter = len(str(session.line_count)) + 2  # "123 " plus a space of air
-        # +1 column so the caret can sit after the longest line (extras widen it: `grow`).
-        self.virtual_size = Size(self._gutter + session.max_line_length + 1, session.line_count)
+        self._width = 0  # the code width the rows were wrapped to
+        self._first: list[int] = list(range(session.line_count + 1))  # row -> its first screen row
+        self.virtual_size = Size(0, session.line_count)
 
-    def grow(self) -> None:
-        """Widen the scroll area when extra characters push the caret past the longest line."""
-        width = self._gutter + self.session.caret_screen_col + 1
-        if width > self.virtual_size.width:
-            self.virtual_size = Size(width, self.virtual_size.height)
+    # -- wrapping --------------------------------------------------------------------------
+
+    @property
+    def code_width(self) -> int:
+        return max(1, self.scrollable_content_region.width - self._gutter)
+
+    def _hang(self, row: int) -> int:
+        """How far continuation rows are indented (under the line's code)."""
+        return hang_for(self.session.lines[row], self.code_width)
+
+    def _row(self, row: int) -> tuple[Strip, list[int]]:
+        got = self._cache.get(row)
+        if got is None:
+            styles = self._status_styles()
+            runs = self.session.line_segments(row)
+            text = "".join(t for t, _ in runs)
+            if not runs or runs[-1][1] != CARET:
+                text += " "  # room for the caret at the line's end, so rows do not jump
+            breaks = break_points(text, self.code_width, self._hang(row))
+            cells = [cell_len(text[:b]) for b in breaks]
+            got = (Strip([Segment(t, styles[status]) for t, status in runs]), cells)
+            self._cache[row] = got
+        return got
+
+    def relayout(self) -> None:
+        """Wrap every line to the current width (on resize; a passage is a few dozen lines)."""
+        self._width = self.code_width
+        self._cache.clear()
+        self._restack()
+        self.refresh()
+
+    def _restack(self) -> bool:
+        """Recount each line's screen rows; True when any moved."""
+        first = [0]
+        for row in range(self.session.line_count):
+            first.append(first[-1] + len(self._row(row)[1]))
+        moved = first != self._first
+        self._first = first
+        height = first[-1]
+        if self.virtual_size.height != height:
+            self.virtual_size = Size(0, height)
+        return moved
+
+    def on_resize(self, event: events.Resize) -> None:
+        if self.code_width != self._width:
+            self.relayout()
+            self.follow_caret()
+
+    def screen_row_of(self, row: int, cell: int = 0) -> int:
+        """The screen row (from the top of the passage) showing cell `cell` of line `row`."""
+        starts = self._row(row)[1]
+        return self._first[row] + max(0, bisect.bisect_right(starts, cell) - 1)
+
+    def caret_cell(self) -> int:
+        """The caret's cell offset in its line (extras and wide characters counted)."""
+        cell = 0
+        for text, status in self.session.line_segments(self.session.caret_row):
+            if status == CARET:
+                break
+            cell += cell_len(text)
+        return cell
 
     # -- rendering -------------------------------------------------------------------------
 
@@ -157,67 +220,69 @@ class TypingArea(ScrollView, can_focus=False):
             self._styles = styles
         return self._styles
 
-    def _code_strip(self, row: int) -> Strip:
-        strip = self._cache.get(row)
-        if strip is None:
-            styles = self._status_styles()
-            segments = [Segment(text, styles[status]) for text, status in self.session.line_segments(row)]
-            strip = Strip(segments)
-            self._cache[row] = strip
-        return strip
-
     def render_line(self, y: int) -> Strip:
-        scroll_x, scroll_y = self.scroll_offset
-        row = scroll_y + y
+        if self._width != self.code_width:  # first paint, before any resize event
+            self._width = self.code_width
+            self._cache.clear()
+            self._restack()
+        visual = self.scroll_offset.y + y
         width = self.size.width
         base = self.rich_style
-        if row >= self.session.line_count:
+        if visual >= self._first[-1]:
             return Strip.blank(width, base)
+        row = bisect.bisect_right(self._first, visual) - 1
+        part = visual - self._first[row]
+        strip, starts = self._row(row)
         styles = self._status_styles()
         on_caret = row == self.session.caret_row and not self.session.finished
-        number = f"{row + 1:>{self._gutter - 2}}  "
-        gutter = Strip([Segment(number, styles["gutter-caret" if on_caret else "gutter"])])
-        code_width = max(0, width - self._gutter)
-        code = self._code_strip(row).crop_extend(scroll_x, scroll_x + code_width, base)
-        return Strip.join([gutter, code]).crop(0, width)
+        style = styles["gutter-caret" if on_caret else "gutter"]
+        label = f"{row + 1}" if part == 0 else "↪"
+        gutter = Strip([Segment(f"{label:>{self._gutter - 2}}  ", style)])
+        hang = self._hang(row) if part else 0
+        end = starts[part + 1] if part + 1 < len(starts) else strip.cell_length + 1
+        code = strip.crop(starts[part], end)
+        pieces = [gutter]
+        if hang:
+            pieces.append(Strip.blank(hang, base))
+        pieces.append(code)
+        return Strip.join(pieces).extend_cell_length(width, base).crop(0, width)
 
     # -- updates ---------------------------------------------------------------------------
 
     def refresh_rows(self, first: int, last: int) -> None:
-        """Forget and repaint rows first..last (inclusive)."""
+        """Forget and repaint lines first..last (inclusive), and every row below them when
+        their number of screen rows changed."""
         for row in range(first, last + 1):
             self._cache.discard(row)
-        self.refresh_lines(first, last - first + 1)
+        if self._restack():
+            self.refresh_lines(self._first[first], self._first[-1] - self._first[first])
+        else:
+            self.refresh_lines(self._first[first], self._first[last + 1] - self._first[first])
 
     def reset(self) -> None:
         self._cache.clear()
+        self._restack()
         self.scroll_to(0, 0, animate=False, immediate=True)
         self.refresh()
 
     def follow_caret(self) -> None:
-        """Keep the caret a few rows/columns away from the edges.
+        """Keep the caret a few rows away from the top and bottom edges.
 
-        Vertically it jumps by about half a screen rather than a line: a scroll repaints the
-        whole view, so it should happen every dozen lines, not at every Enter."""
+        It jumps by about half a screen rather than a row: a scroll repaints the whole view,
+        so it should happen every dozen lines, not at every Enter."""
         height = self.scrollable_content_region.height
-        code_width = self.scrollable_content_region.width - self._gutter
-        if height <= 0 or code_width <= 0:
+        if height <= 0:
             return
-        row, col = self.session.caret_row, self.session.caret_screen_col
-        x, y = self.scroll_offset
-        margin_y = min(3, (height - 1) // 2)
-        if row < y + margin_y:
-            y = row - max(margin_y, (height * 2) // 3)
-        elif row > y + height - 1 - margin_y:
-            y = row - max(margin_y, height // 3)
-        margin_x = min(8, (code_width - 1) // 2)
-        if col < x + margin_x:
-            x = col - margin_x
-        elif col > x + code_width - 1 - margin_x:
-            x = col - code_width + 1 + margin_x
-        x, y = max(0, x), max(0, y)
-        if (x, y) != tuple(self.scroll_offset):
-            self.scroll_to(x, y, animate=False, immediate=True)
+        row = self.screen_row_of(self.session.caret_row, self.caret_cell())
+        y = self.scroll_offset.y
+        margin = min(3, (height - 1) // 2)
+        if row < y + margin:
+            y = row - max(margin, (height * 2) // 3)
+        elif row > y + height - 1 - margin:
+            y = row - max(margin, height // 3)
+        y = max(0, y)
+        if y != self.scroll_offset.y:
+            self.scroll_to(0, y, animate=False, immediate=True)
 
 
 class TypeAlongNote(Widget):
@@ -399,7 +464,6 @@ class TypeAlong(Widget, can_focus=True):
         first = session.row_of(min(before, after))
         last = session.row_of(max(before, after))
         self._area.refresh_rows(first, last)
-        self._area.grow()
         self._area.follow_caret()
         self._stats.refresh()
         if session.finished:
