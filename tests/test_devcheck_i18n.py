@@ -247,6 +247,31 @@ def test_brackets_inside_brackets_are_a_problem(chapter):
     assert zh_lint.strings_problems(iter([(7, "pl.Trainer(clip=max_norm（默认）, x=1)")]))[0][0] == 7
 
 
+def test_a_zh_page_or_hint_quoting_the_english_ui_is_a_problem(chapter):
+    (chapter / "i18n" / "zh.toml").write_text(
+        '[steps.typing]\ntitle = "跟着敲"\n\n[reasons]\n"building your C++ extension…" = "正在构建你的 C++ 扩展…"\n'
+        '"torch.library.opcheck" = "用 torch.library.opcheck 检查"\n"the loop" = "循环"\n',
+        encoding="utf-8",
+    )
+    # tutor's catalogue ("ref" -> 参考, "needs a CUDA GPU") and the checker's strings, quoted in
+    # backticks or quotation marks; the ellipsis may be left off.
+    problems = zh_page(chapter, '其中 “ref” 行是循环，`needs a CUDA GPU`；阶段显示为 "building your C++ extension"。')
+    assert problems == [
+        f"{ZH_GUIDE}:3: quotes the English UI string 'building your C++ extension': the zh app shows '正在构建你的 C++ 扩展…'",
+        f"{ZH_GUIDE}:3: quotes the English UI string 'needs a CUDA GPU': the zh app shows '需要一块 CUDA GPU'",
+        f"{ZH_GUIDE}:3: quotes the English UI string 'ref': the zh app shows '参考'",
+    ]
+    # What the zh app shows; a code name its Chinese keeps; code blocks; words not quoted.
+    fine = (
+        "其中“参考”行，`torch.library.opcheck` 检查，ref 与 the loop 不加引号。\n\n```python\nx = 'ref'  # `ref`\n```"
+    )
+    assert zh_page(chapter, fine) == []
+    # The zh hints of the chapter's zh.toml too.
+    assert zh_lint.strings_quote_problems(iter([(2, "看“the loop”那一行")]), {"the loop": "循环"}) == [
+        (2, "quotes the English UI string 'the loop': the zh app shows '循环'")
+    ]
+
+
 def test_the_real_zh_course_follows_the_glossary_and_cjk_layout(monkeypatch):
     monkeypatch.delenv("TUTOR_COURSE", raising=False)
     problems = zh_problems(load_course(ROOT / "lessons", ROOT / "solutions"))
