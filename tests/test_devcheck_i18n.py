@@ -272,6 +272,28 @@ def test_a_zh_page_or_hint_quoting_the_english_ui_is_a_problem(chapter):
     ]
 
 
+STUB = """def f(x):
+    # TODO: return a NEW tensor. Watch out:
+    #       x may be transposed.
+    y = x  # a comment that is no TODO
+    // TODO 2: reject float64
+    raise NotImplementedError("TODO: implement f")
+"""
+
+
+def test_each_todo_of_a_stub_is_stated_in_the_zh_exercise_page():
+    assert zh_lint.todo_comments(STUB) == ["return a NEW tensor. Watch out: x may be transposed.", "reject float64"]
+    marker = zh_lint.TASK_MARKER
+    good = f"# 练习\n\n正文。\n\n{marker}：对照。\n\nTODO 1（`f`）：返回一个新张量。\n\nTODO 2：拒绝 float64。\n"
+    assert zh_lint.task_problems(good, STUB) == []
+    assert "no **起始代码中的 TODO** block: the stub has 2 TODO" in zh_lint.task_problems("# 练习\n", STUB)[0]
+    missing = good.replace("\n\nTODO 2：拒绝 float64。", "")
+    assert "the paragraphs TODO [1], the stub 2 TODO comment(s)" in zh_lint.task_problems(missing, STUB)[0]
+    swapped = good.replace("TODO 1（`f`）", "TODO 3（`f`）")
+    assert zh_lint.task_problems(swapped, STUB) != []
+    assert zh_lint.task_problems("# 练习\n", "def f():\n    return 1\n") == []  # no TODO, no block needed
+
+
 def test_the_real_zh_course_follows_the_glossary_and_cjk_layout(monkeypatch):
     monkeypatch.delenv("TUTOR_COURSE", raising=False)
     problems = zh_problems(load_course(ROOT / "lessons", ROOT / "solutions"))

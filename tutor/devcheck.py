@@ -301,6 +301,10 @@ def zh_problems(course: Course) -> list[str]:
         for page in sorted({s.texts[ZH] for s in c.steps if ZH in s.texts}):
             problems = zh_lint.ui_quote_problems(page.read_text("utf-8"), english)
             found += [f"{_rel(page, course)}:{n}: {m}" for n, m in problems]
+        # The stub's TODO comments are English: each exercise's zh page states them in Chinese.
+        for ex in (e for e in c.exercises if ZH in e.texts):
+            tasks = zh_lint.task_problems(ex.texts[ZH].read_text("utf-8"), ex.stub.read_text("utf-8"))
+            found += [f"{_rel(ex.texts[ZH], course)}: {m}" for m in tasks]
         if text:
             found += [f"{_rel(path, course)}:{n}: {m}" for n, m in zh_lint.strings_problems(zh_lint.toml_strings(text))]
             hints = zh_lint.strings_quote_problems(zh_lint.toml_strings(text), english)

@@ -172,6 +172,52 @@ def strings_quote_problems(strings: Iterator[tuple[int, str]], english: Mapping[
     return sorted(set(found))
 
 
+_TODO = re.compile(r"\s*(?:#|//)\s*TODO(?:\s+\d+)?\b:?\s*(.*)")
+_COMMENT = re.compile(r"\s*(?:#|//)\s?(.*)")
+
+TASK_MARKER = "**起始代码中的 TODO**"
+_TASK_ITEM = re.compile(r"TODO (\d+)(?:（`[^`]+`）)?：\S")
+
+
+def todo_comments(source: str) -> list[str]:
+    """The TODO comments of an exercise's stub, in order (a `# TODO` or `// TODO` line and the
+    comment lines that continue it), each as one line of text."""
+    found: list[list[str]] = []
+    current: list[str] | None = None
+    for line in source.splitlines():
+        todo = _TODO.match(line)
+        if todo:
+            current = [todo.group(1)]
+            found.append(current)
+            continue
+        more = _COMMENT.match(line) if current is not None else None
+        if more and current is not None:
+            current.append(more.group(1).strip())
+        else:
+            current = None
+    return [" ".join(t).strip() for t in found]
+
+
+def task_problems(page: str, stub: str) -> list[str]:
+    """A zh exercise page's TODO block against its stub: the block (after TASK_MARKER) must hold
+    one paragraph `TODO n（`fn`）：…` per TODO comment of the stub, numbered in order, so a
+    Chinese reader has every instruction the English file gives (and the count stays in step
+    when the stub changes)."""
+    todos = todo_comments(stub)
+    if not todos:
+        return []
+    if TASK_MARKER not in page:
+        return [f"no {TASK_MARKER} block: the stub has {len(todos)} TODO comment(s) in English; translate each"]
+    block = page.split(TASK_MARKER, 1)[1]
+    numbers = [int(m.group(1)) for m in (_TASK_ITEM.match(p) for p in block.split("\n\n")[1:]) if m]
+    if numbers != list(range(1, len(todos) + 1)):
+        return [
+            f"the {TASK_MARKER} block has the paragraphs TODO {numbers or 'none'}, the stub {len(todos)} TODO "
+            f"comment(s): one paragraph per TODO, numbered 1-{len(todos)} in order"
+        ]
+    return []
+
+
 def _visible(children: list[Token]) -> Iterator[Token]:
     for t in children:
         if t.type in ("code_inline", "softbreak", "hardbreak") or (t.type == "text" and t.content):
