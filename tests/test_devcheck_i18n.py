@@ -247,6 +247,53 @@ def test_brackets_inside_brackets_are_a_problem(chapter):
     assert zh_lint.strings_problems(iter([(7, "pl.Trainer(clip=max_norm（默认）, x=1)")]))[0][0] == 7
 
 
+def test_a_zh_page_or_hint_quoting_the_english_ui_is_a_problem(chapter):
+    (chapter / "i18n" / "zh.toml").write_text(
+        '[steps.typing]\ntitle = "跟着敲"\n\n[reasons]\n"building your C++ extension…" = "正在构建你的 C++ 扩展…"\n'
+        '"torch.library.opcheck" = "用 torch.library.opcheck 检查"\n"the loop" = "循环"\n',
+        encoding="utf-8",
+    )
+    # tutor's catalogue ("ref" -> 参考, "needs a CUDA GPU") and the checker's strings, quoted in
+    # backticks or quotation marks; the ellipsis may be left off.
+    problems = zh_page(chapter, '其中 “ref” 行是循环，`needs a CUDA GPU`；阶段显示为 "building your C++ extension"。')
+    assert problems == [
+        f"{ZH_GUIDE}:3: quotes the English UI string 'building your C++ extension': the zh app shows '正在构建你的 C++ 扩展…'",
+        f"{ZH_GUIDE}:3: quotes the English UI string 'needs a CUDA GPU': the zh app shows '需要一块 CUDA GPU'",
+        f"{ZH_GUIDE}:3: quotes the English UI string 'ref': the zh app shows '参考'",
+    ]
+    # What the zh app shows; a code name its Chinese keeps; code blocks; words not quoted.
+    fine = (
+        "其中“参考”行，`torch.library.opcheck` 检查，ref 与 the loop 不加引号。\n\n```python\nx = 'ref'  # `ref`\n```"
+    )
+    assert zh_page(chapter, fine) == []
+    # The zh hints of the chapter's zh.toml too.
+    assert zh_lint.strings_quote_problems(iter([(2, "看“the loop”那一行")]), {"the loop": "循环"}) == [
+        (2, "quotes the English UI string 'the loop': the zh app shows '循环'")
+    ]
+
+
+STUB = """def f(x):
+    # TODO: return a NEW tensor. Watch out:
+    #       x may be transposed.
+    y = x  # a comment that is no TODO
+    // TODO 2: reject float64
+    raise NotImplementedError("TODO: implement f")
+"""
+
+
+def test_each_todo_of_a_stub_is_stated_in_the_zh_exercise_page():
+    assert zh_lint.todo_comments(STUB) == ["return a NEW tensor. Watch out: x may be transposed.", "reject float64"]
+    marker = zh_lint.TASK_MARKER
+    good = f"# 练习\n\n正文。\n\n{marker}：对照。\n\nTODO 1（`f`）：返回一个新张量。\n\nTODO 2：拒绝 float64。\n"
+    assert zh_lint.task_problems(good, STUB) == []
+    assert "no **起始代码中的 TODO** block: the stub has 2 TODO" in zh_lint.task_problems("# 练习\n", STUB)[0]
+    missing = good.replace("\n\nTODO 2：拒绝 float64。", "")
+    assert "the paragraphs TODO [1], the stub 2 TODO comment(s)" in zh_lint.task_problems(missing, STUB)[0]
+    swapped = good.replace("TODO 1（`f`）", "TODO 3（`f`）")
+    assert zh_lint.task_problems(swapped, STUB) != []
+    assert zh_lint.task_problems("# 练习\n", "def f():\n    return 1\n") == []  # no TODO, no block needed
+
+
 def test_the_real_zh_course_follows_the_glossary_and_cjk_layout(monkeypatch):
     monkeypatch.delenv("TUTOR_COURSE", raising=False)
     problems = zh_problems(load_course(ROOT / "lessons", ROOT / "solutions"))

@@ -9,14 +9,15 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from functools import partial
 from pathlib import Path
 from typing import NoReturn, Sequence
 
 from rich.console import Console
 from rich.text import Text
 
-from tutor import gcpause, i18n, paths
-from tutor.course import Course, Exercise, LessonError, load_course, load_course_cached
+from tutor import cjk, gcpause, i18n, paths
+from tutor.course import DEFAULT_LANGUAGE, Course, Exercise, LessonError, load_course, load_course_cached
 from tutor.i18n import N_, _
 from tutor.progress import Progress, ProgressError
 from tutor.workspace import Workspace, WorkspaceError
@@ -273,14 +274,31 @@ def _exercise_arg(course: Course, ident: str | None, progress: Progress) -> Exer
     return headless.current_exercise(course, progress)
 
 
+def _labelled(label: str, text: str, style: str) -> Text:
+    """`hint 1/4: text` as one Text (so it wraps as one paragraph); no space after a full-width
+    colon (提示 1/4：对…)."""
+    return Text.assemble((label, style), ("" if label.endswith("：") else " ") + text, style=style)
+
+
+def _in_english(ident: str) -> Exercise:
+    return find_exercise(load_course(lang=DEFAULT_LANGUAGE), ident)
+
+
 def cmd_hint(args: argparse.Namespace, home: Path) -> int:
+    from tutor import headless
+
     course = load_course(lang=i18n.language())
     progress = _progress(home)
     exercise = _exercise_arg(course, args.exercise, progress)
     if not args.exercise:  # say which one we picked
         console.print(f"{exercise.id} · {exercise.title}", markup=False, style="bold")
+    # The last check failed in a way the course knows: its own hint first, as Tab in the app.
+    in_english = None if i18n.language() == DEFAULT_LANGUAGE else partial(_in_english, exercise.id)
+    known = headless.last_mistake(exercise, progress, in_english)
+    seen = f"targeted-hint:{exercise.id}"
+    fresh = known is not None and progress.get_state(seen) != repr(known[1])
     before = progress.exercise(exercise.id).hints_used
-    if before >= len(exercise.hints):
+    if before >= len(exercise.hints) and not fresh:
         console.print(
             Text(exercise.title, style="bold"),
             Text(
@@ -292,11 +310,19 @@ def cmd_hint(args: argparse.Namespace, home: Path) -> int:
             ),
             sep="",
         )
-    shown = progress.use_hint(exercise.id, len(exercise.hints))
+    # A fresh targeted hint is this call's new hint; the ladder moves on at the next call.
+    shown = before if fresh else progress.use_hint(exercise.id, len(exercise.hints))
     for i in range(shown):
-        style = "bold" if i == shown - 1 else "dim"
-        console.print(Text(_("hint {i}/{n}:", i=i + 1, n=len(exercise.hints)) + " ", style=style), end="")
-        console.print(exercise.hints[i], markup=False, style=style)
+        style = "bold" if i == shown - 1 and not fresh else "dim"
+        console.print(_labelled(_("hint {i}/{n}:", i=i + 1, n=len(exercise.hints)), exercise.hints[i], style))
+    if known is not None:
+        style = "bold" if fresh else "dim"
+        console.print(Text(_("For the mistake your last check found") + _(":"), style=style))
+        console.print(Text(known[0].hint, style=style))
+    if fresh and known is not None:
+        progress.set_state(seen, repr(known[1]))
+        if shown < len(exercise.hints):
+            console.print(Text(_("`tutor hint` again shows the next hint."), style="dim"))
     return EXIT_OK
 
 
@@ -499,6 +525,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command != "start":  # only the app's start-up runs without the collector
         gcpause.resume()
+        # Chinese text breaks between characters, by the app's rules (tutor/cjk.py), in the
+        # results table, reasons and hints; Textual stays unimported.
+        cjk.install(content=False)
     if not args.command:
         build_parser().print_help()
         return EXIT_USAGE

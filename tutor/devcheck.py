@@ -14,6 +14,7 @@ import io
 import json
 import re
 import tempfile
+import tomllib
 import tokenize
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -272,6 +273,18 @@ def emphasis_problems(course: Course) -> list[str]:
 ZH = "zh"
 
 
+def _reasons_table(text: str) -> dict[str, str]:
+    """A chapter zh.toml's `[reasons]` (the checker's English strings -> zh); {} if unreadable
+    (loading the course reports that)."""
+    try:
+        table = tomllib.loads(text).get("reasons", {})
+    except tomllib.TOMLDecodeError:
+        return {}
+    return (
+        {k: v for k, v in table.items() if isinstance(k, str) and isinstance(v, str)} if isinstance(table, dict) else {}
+    )
+
+
 def zh_problems(course: Course) -> list[str]:
     """The Chinese texts' rules (tutor/zh_lint.py): the glossary's terms in every zh guide page,
     `i18n/zh.toml` and tutor's `tutor.po`; no brackets inside brackets; and in the guides, no
@@ -279,10 +292,23 @@ def zh_problems(course: Course) -> list[str]:
     found: list[str] = []
     for path in sorted({s.texts[ZH] for s in course.steps() if ZH in s.texts}):
         found += [f"{_rel(path, course)}:{n}: {m}" for n, m in zh_lint.markdown_problems(path.read_text("utf-8"))]
-    catalogues = [translation_file(c.directory, ZH) for c in course.chapters]
-    for path in [p for p in catalogues if p.exists()]:
-        text = path.read_text(encoding="utf-8")
-        found += [f"{_rel(path, course)}:{n}: {m}" for n, m in zh_lint.strings_problems(zh_lint.toml_strings(text))]
+    app = i18n.catalogue(ZH)
+    for c in course.chapters:
+        # What the zh app shows: tutor's catalogue and this chapter's checker strings.
+        path = translation_file(c.directory, ZH)
+        text = path.read_text(encoding="utf-8") if path.exists() else ""
+        english = {**app, **_reasons_table(text)}
+        for page in sorted({s.texts[ZH] for s in c.steps if ZH in s.texts}):
+            problems = zh_lint.ui_quote_problems(page.read_text("utf-8"), english)
+            found += [f"{_rel(page, course)}:{n}: {m}" for n, m in problems]
+        # The stub's TODO comments are English: each exercise's zh page states them in Chinese.
+        for ex in (e for e in c.exercises if ZH in e.texts):
+            tasks = zh_lint.task_problems(ex.texts[ZH].read_text("utf-8"), ex.stub.read_text("utf-8"))
+            found += [f"{_rel(ex.texts[ZH], course)}: {m}" for m in tasks]
+        if text:
+            found += [f"{_rel(path, course)}:{n}: {m}" for n, m in zh_lint.strings_problems(zh_lint.toml_strings(text))]
+            hints = zh_lint.strings_quote_problems(zh_lint.toml_strings(text), english)
+            found += [f"{_rel(path, course)}:{n}: {m}" for n, m in hints]
     po = i18n.catalogue_file(ZH)
     if po.exists():
         where = po.relative_to(po.parents[4]) if len(po.parents) > 4 else po

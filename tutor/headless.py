@@ -15,7 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from tutor import paths, textsafe
-from tutor.course import Course, Exercise
+from tutor.course import Course, Exercise, Mistake
 from tutor.i18n import N_, _
 from tutor.progress import Progress, ProgressError
 from tutor.runner.client import Runner
@@ -74,6 +74,26 @@ def current_exercise(course: Course, progress: Progress | None) -> Exercise:
             if statuses.get(e.id) is None or statuses[e.id].status != "passed":
                 return e
     return course.exercises[0]
+
+
+def last_mistake(
+    exercise: Exercise, progress: Progress, english: Callable[[], Exercise] | None = None
+) -> tuple[Mistake, float] | None:
+    """The known mistake (and when) of the learner's last check of `exercise`, when it failed
+    with a reason a [[steps.mistakes]] entry recognises: what the app's Tab offers first
+    (Exercise.mistake_for). A reason stored in English while the course is in another
+    language is matched by the words of `english()` (the exercise in English, loaded only
+    then), the mistakes being the same list in order."""
+    run = next((r for r in progress.runs(exercise.id, limit=20) if r.role == "learner"), None)
+    if run is None or run.status in ("passed", "skipped", "cancelled"):
+        return None
+    mistake = exercise.mistake_for(run.reason)
+    if mistake is None and english is not None:
+        original = english()
+        found = original.mistake_for(run.reason)
+        if found is not None and len(original.mistakes) == len(exercise.mistakes):
+            mistake = exercise.mistakes[original.mistakes.index(found)]
+    return (mistake, run.at) if mistake else None
 
 
 def code_for(exercise: Exercise, role: str, workspace: Workspace) -> Path:
@@ -194,13 +214,17 @@ def _pair(figure: dict[str, Any], first: str, second: str) -> str:
 
 def print_table(results: list[CheckResult], console: Console) -> None:
     table = Table(title_justify="left")
-    table.add_column(_("exercise"))
+    # The id whole (what `tutor check ID` takes), never cut to `func-vmap-lin…`.
+    table.add_column(_("exercise"), min_width=max((len(r.exercise.id) for r in results), default=0))
     table.add_column(_("verdict"))
     table.add_column(_("reason"), overflow="fold", ratio=3)
-    # The figures wrap rather than end in "…": a timing with named sides is longer.
-    table.add_column(_("time (yours vs ref)"), overflow="fold")
-    table.add_column(_("speedup"), justify="right")
-    table.add_column(_("peak memory"), overflow="fold")
+    # The figure columns only when a result has a figure (at 80 columns they take the
+    # reason's room); they wrap rather than end in "…": a timing with named sides is longer.
+    figures = any(summary_figures(r.verdict.figures) != ("—", "—", "—") for r in results)
+    if figures:
+        table.add_column(_("time (yours vs ref)"), overflow="fold")
+        table.add_column(_("speedup"), justify="right")
+        table.add_column(_("peak memory"), overflow="fold")
     for r in results:
         v = r.verdict
         label = Text(r.exercise.id)
@@ -219,9 +243,7 @@ def print_table(results: list[CheckResult], console: Console) -> None:
             label,
             Text(_(STATUS_WORDS.get(v.status, v.status)), style=STATUS_STYLE.get(v.status, "")),
             Text(textsafe.clean(reason)),
-            time_col,
-            speed_col,
-            mem_col,
+            *((time_col, speed_col, mem_col) if figures else ()),
         )
     console.print(table)
     for r in results:

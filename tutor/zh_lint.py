@@ -7,13 +7,15 @@ A pattern matches only the mistaken use: 激活 as a verb, or 降级 for a versi
 pass. Layout (guide pages only, as Markdown renders them): a line break inside a paragraph
 shows as a space between two Chinese characters; a space after full-width punctuation
 (`**要点。** 正文`) too; and brackets inside brackets (（…（gloss）…）) read badly, in every
-zh text. Plain Python, no torch: each check takes a file's text and returns (line, message).
+zh text. UI quotes: a zh page or hint that quotes (in backticks or quotation marks) an English
+string of the app or a checker whose Chinese differs quotes what a zh learner never sees. Plain
+Python, no torch: each check takes a file's text and returns (line, message).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 from markdown_it import MarkdownIt
@@ -51,6 +53,7 @@ TERMS: tuple[Term, ...] = (
 _IDEOGRAPH = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _FULL_WIDTH = "\u3000-\u303f\uff00-\uffef\u2014\u2026\u2018\u2019\u201c\u201d"
 _CJK = re.compile(f"[{_IDEOGRAPH}{_FULL_WIDTH}]")
+_HAN = re.compile(f"[{_IDEOGRAPH}]")
 _FULL_WIDTH_MARK = re.compile(f"[{_FULL_WIDTH}]")
 _SPACE_AFTER = re.compile(r"([。！？：；，、）]) +(?=\S)")
 _INLINE_CODE = re.compile(r"(`+)(?:.+?)\1")
@@ -120,6 +123,99 @@ def po_strings(text: str) -> Iterator[tuple[int, str]]:
         if inside:
             for m in _STRING.finditer(line):
                 yield n, m.group(1)
+
+
+_QUOTED = re.compile(r"`([^`\n]+)`|“([^”\n]+)”|\"([^\"\n]+)\"")
+
+
+def _english_ui(quoted: str, english: Mapping[str, str]) -> str | None:
+    """The zh words the app shows for `quoted`, when it is one of the app's or the checker's
+    English strings (the same but for a trailing ellipsis) with different Chinese. A name the
+    Chinese keeps (`torch.library.opcheck` in 用 torch.library.opcheck 检查) is code, not UI."""
+    for key in (quoted, quoted + "…", quoted.removesuffix("…")):
+        shown = english.get(key)
+        if shown and key.removesuffix("…") not in shown:
+            return shown
+    return None
+
+
+def _quote_problems(line: int, text: str, english: Mapping[str, str]) -> Iterator[tuple[int, str]]:
+    for m in _QUOTED.finditer(text):
+        quoted = next(g for g in m.groups() if g is not None).strip()
+        shown = _english_ui(quoted, english) if not _HAN.search(quoted) else None
+        if shown is not None:
+            yield line, f"quotes the English UI string {quoted!r}: the zh app shows {shown!r}"
+
+
+def ui_quote_problems(text: str, english: Mapping[str, str]) -> list[tuple[int, str]]:
+    """A zh guide page's quotes of English UI strings (outside fenced code): `english` maps
+    each English string of tutor's catalogue and the chapter's checker to its zh text."""
+    found: list[tuple[int, str]] = []
+    fence = ""
+    for n, line in enumerate(text.splitlines(), start=1):
+        stripped = line.lstrip()
+        if fence:
+            fence = "" if stripped.startswith(fence) else fence
+            continue
+        if stripped.startswith(("```", "~~~")):
+            fence = stripped[:3]
+            continue
+        found += _quote_problems(n, line, english)
+    return sorted(set(found))
+
+
+def strings_quote_problems(strings: Iterator[tuple[int, str]], english: Mapping[str, str]) -> list[tuple[int, str]]:
+    """The same for catalogue strings (the zh hints of an i18n/zh.toml)."""
+    found: list[tuple[int, str]] = []
+    for n, s in strings:
+        found += _quote_problems(n, s, english)
+    return sorted(set(found))
+
+
+_TODO = re.compile(r"\s*(?:#|//)\s*TODO(?:\s+\d+)?\b:?\s*(.*)")
+_COMMENT = re.compile(r"\s*(?:#|//)\s?(.*)")
+
+TASK_MARKER = "**起始代码中的 TODO**"
+_TASK_ITEM = re.compile(r"TODO (\d+)(?:（`[^`]+`）)?：\S")
+
+
+def todo_comments(source: str) -> list[str]:
+    """The TODO comments of an exercise's stub, in order (a `# TODO` or `// TODO` line and the
+    comment lines that continue it), each as one line of text."""
+    found: list[list[str]] = []
+    current: list[str] | None = None
+    for line in source.splitlines():
+        todo = _TODO.match(line)
+        if todo:
+            current = [todo.group(1)]
+            found.append(current)
+            continue
+        more = _COMMENT.match(line) if current is not None else None
+        if more and current is not None:
+            current.append(more.group(1).strip())
+        else:
+            current = None
+    return [" ".join(t).strip() for t in found]
+
+
+def task_problems(page: str, stub: str) -> list[str]:
+    """A zh exercise page's TODO block against its stub: the block (after TASK_MARKER) must hold
+    one paragraph `TODO n（`fn`）：…` per TODO comment of the stub, numbered in order, so a
+    Chinese reader has every instruction the English file gives (and the count stays in step
+    when the stub changes)."""
+    todos = todo_comments(stub)
+    if not todos:
+        return []
+    if TASK_MARKER not in page:
+        return [f"no {TASK_MARKER} block: the stub has {len(todos)} TODO comment(s) in English; translate each"]
+    block = page.split(TASK_MARKER, 1)[1]
+    numbers = [int(m.group(1)) for m in (_TASK_ITEM.match(p) for p in block.split("\n\n")[1:]) if m]
+    if numbers != list(range(1, len(todos) + 1)):
+        return [
+            f"the {TASK_MARKER} block has the paragraphs TODO {numbers or 'none'}, the stub {len(todos)} TODO "
+            f"comment(s): one paragraph per TODO, numbered 1-{len(todos)} in order"
+        ]
+    return []
 
 
 def _visible(children: list[Token]) -> Iterator[Token]:

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from tutor.course import load_course
 from tutor.progress import Progress
 from tutor.runner.protocol import Verdict
 from tutor.ui.app import TutorApp
 from tutor.ui.widgets.editor import CodeEditor
+from tutor.ui.widgets.results import ResultsPanel
 
 from .course_fixture import build_course
 from .helpers import FakeRunner, text_of, wait_for
@@ -96,3 +99,34 @@ async def test_a_database_damaged_while_the_app_runs_is_reported_at_once(make_ap
         await wait_for(pilot, lambda: "FAIL" in text_of(app.main.query_one("#results-banner"), width=200))
         assert list(home.glob("progress.sqlite3.corrupt-*"))
         assert Progress(home).runs("sigmoid")  # the run after the damage was recorded
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_the_targeted_hint_title_fits_the_panel_at_80_columns(tmp_path, monkeypatch, lang) -> None:
+    from rich.cells import cell_len
+
+    from tutor import i18n
+    from tutor.ui.widgets.hints import HintPanel
+
+    home = tmp_path / "home"
+    monkeypatch.setenv("TUTOR_HOME", str(home))
+    i18n.set_language(lang)
+    try:
+        reason = "Sigmoid saved a tensor that is not its output (the input x?)"
+        runner = FakeRunner([Verdict(status="failed", reason=reason)])
+        app = TutorApp(_course(tmp_path), home, 2, "sigmoid", warm_runner=False, runner_factory=lambda: runner)
+        async with app.run_test(size=(80, 24)) as pilot:
+            await pilot.press("ctrl+r")
+            await wait_for(pilot, lambda: app.main.query_one(ResultsPanel).verdict is not None)
+            editor = app.main.query_one("#editor", CodeEditor)
+            empty = next(i for i, line in enumerate(editor.text.split("\n")) if not line.strip())
+            editor.move_cursor((empty, 0))
+            await pilot.press("tab")
+            await pilot.pause()
+            panel = app.main.query_one(HintPanel)
+            title = str(panel.border_title)
+            assert ("针对错误的提示" if lang == "zh" else "Your mistake") in title
+            assert cell_len(title) + 4 <= panel.size.width, (title, panel.size.width)  # corners and a cell each side
+        app.close_resources()
+    finally:
+        i18n.set_language("en")

@@ -189,7 +189,8 @@ def memory_view(label: str, value: dict[str, Any]) -> list[RenderableType]:
                 if same
                 else _("yours uses {ratio}× the reference's peak memory", ratio=f"{ratio:.2f}")
             )
-        parts.append(Text(f"  {_spaced(words)}", style="italic"))
+        # A side named 你的 (yours) before the zh sentence's own 的: 你的峰值内存, not 你的的.
+        parts.append(Text(f"  {_spaced(words.replace('的的', '的'))}", style="italic"))
     return parts
 
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import time
 
-from rich.console import Group, RenderableType
-from rich.padding import Padding
+from rich.table import Table
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
@@ -42,17 +41,22 @@ class ChapterPicker(ModalScreen[int | None]):
             done = passed_count(ch.exercises, self.snap)
             total = len(ch.exercises)
             mark = "▶" if ch.number == self.current else " "
-            prompt = Text.assemble(
+            # Number, title and count in columns: a title that wraps stays indented under
+            # itself, and the count (已通过 0/5) stays whole at the right, not at the left edge.
+            entry = Table.grid(expand=True)
+            entry.add_column(width=6, no_wrap=True)
+            entry.add_column(ratio=1)
+            entry.add_column(no_wrap=True, justify="right")
+            entry.add_row(
                 f"{mark} {ch.number:2d}  ",
-                (ch.title, "bold"),
-                (
+                Text(ch.title, style="bold"),
+                Text(
                     "  " + _("{done}/{total} passed", done=done, total=total),
-                    "green" if total and done == total else "dim",
+                    style="green" if total and done == total else "dim",
                 ),
             )
-            entry: RenderableType = prompt
-            if ch.summary:  # indented as a block, so its wrapped lines stay under the title
-                entry = Group(prompt, Padding(Text(ch.summary, style="dim"), (0, 0, 0, 6)))
+            if ch.summary:  # under the title, its wrapped lines too
+                entry.add_row("", Text(ch.summary, style="dim"), "")
             options.append(Option(entry, id=str(ch.number)))
             if ch.number == self.current:
                 highlighted = i

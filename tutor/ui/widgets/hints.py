@@ -74,7 +74,8 @@ class HintPanel(VerticalScroll):
         self.query_one("#hints-text", Static).update(Group(*parts))
         self.add_class("-visible")
         self.remove_class("-closed")
-        self.border_title = _("Hint for your mistake · Tab: the next hint · Esc: close")
+        # Short enough for the panel at 80 columns (the ladder's title is as short).
+        self.border_title = _("Your mistake · Tab: next · Esc: close")
         self.scroll_home(animate=False)
 
     def show_hints(self, hints: tuple[str, ...], revealed: int) -> None:

@@ -83,7 +83,10 @@ def step_prompt(number: int, step: Step, status: str, current: bool, width: int 
     for line in lines[1:]:
         text.append("\n" + indent + line, style="bold" if current else "")
     if isinstance(step, Exercise):
-        text.append("\n" + indent + step.id, style="dim")
+        # The id whole where it fits, else broken after its hyphens (a narrow navigator cut
+        # `func-per-sample-gra`): every character of what `tutor check ID` takes is shown.
+        for line in wrap_cells(step.id.replace("-", "- "), room):
+            text.append("\n" + indent + line.replace("- ", "-"), style="dim")
     return text
 
 
