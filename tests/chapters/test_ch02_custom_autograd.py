@@ -25,10 +25,12 @@ def test_passing_checks_show_what_the_function_keeps_and_what_it_avoids(solution
     assert v.figures["formula_kept_for_backward_bytes"] == 2 * quarter_mib  # exp(-x) and 1 + exp(-x)
     v = assert_passes(solution_verdict("leaky-relu"))
     assert v.figures["kept_for_backward_bytes"] == quarter_mib and v.figures["mask_bytes"] == quarter_mib // 4
-    masked = course.exercise("leaky-relu").solution.read_text().replace(
-        "ctx.save_for_backward(x)", "ctx.save_for_backward(x > 0)"
-    ).replace("(x,) = ctx.saved_tensors", "(positive,) = ctx.saved_tensors").replace(
-        "torch.where(x > 0, grad_out,", "torch.where(positive, grad_out,"
+    masked = (
+        course.exercise("leaky-relu")
+        .solution.read_text()
+        .replace("ctx.save_for_backward(x)", "ctx.save_for_backward(x > 0)")
+        .replace("(x,) = ctx.saved_tensors", "(positive,) = ctx.saved_tensors")
+        .replace("torch.where(x > 0, grad_out,", "torch.where(positive, grad_out,")
     )
     v = assert_passes(check_code("leaky-relu", masked))
     assert v.figures["kept_for_backward_bytes"] == v.figures["mask_bytes"]  # the figure follows the code
