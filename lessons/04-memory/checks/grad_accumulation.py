@@ -56,6 +56,39 @@ def _diagnose(ctx, grads, expected, leftover, base, loss_fn, x, y, m):
                        "Weight each micro-batch by its share of the rows", m=m, sizes=sizes, n=n))
 
 
+class _TwoHeads(nn.Module):
+    """A model with a second task's head that this loss never reaches."""
+
+    def __init__(self, d_in, classes):
+        super().__init__()
+        self.body = _model(d_in, classes)
+        self.spare = nn.Linear(d_in, 2)
+
+    def forward(self, x):
+        return self.body(x)
+
+
+def _check_unreached_parameter(ctx, mine):
+    """A parameter the loss does not reach: after one ordinary step its .grad is None (zero_grad
+    sets it so, and backward never writes it), which tells every optimizer to leave it alone. A
+    zero tensor there instead is a gradient of zero, which Adam or momentum still steps with."""
+    torch.manual_seed(ctx.seed + 17)
+    model = _TwoHeads(7, 3).to(ctx.device)
+    for p in model.parameters():
+        p.grad = ctx.randn(*p.shape)  # leftovers from an earlier step, the spare head's too
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    mine.accumulated_step(model, opt, F.cross_entropy, ctx.randn(12, 7), ctx.randint(0, 3, (12,)), 4)
+    kept = [name for name, p in model.spare.named_parameters() if p.grad is not None]
+    zero = all(p.grad is not None and not p.grad.any() for p in model.spare.parameters())
+    ctx.expect(not kept,
+               ctx.t("after accumulated_step, the {what} of `spare`, a head that the loss never reaches, "
+                     "is not None: one ordinary step (optimizer.zero_grad(), backward) leaves no gradient "
+                     "there, and an optimizer skips a parameter whose .grad is None but still steps one "
+                     "whose .grad is zero (Adam and momentum keep moving it). Clear the gradients with "
+                     "optimizer.zero_grad(set_to_none=True)",
+                     what=ctx.t("gradient (all zeros)") if zero else ctx.t("gradient")))
+
+
 def check(ctx):
     mine = ctx.learner
     # (batch, micro_batches, loss): 30/4 and 45/7 do not divide evenly; 9/4 is what torch.chunk
@@ -149,6 +182,8 @@ def check(ctx):
                          dict(twin.named_parameters()))
         ctx.expect_close(f"returned loss (the full-batch mean){which}", float(loss), full_loss.item(),
                          rtol=1e-5, atol=1e-6)
+
+    _check_unreached_parameter(ctx, mine)
 
     # What accumulation buys: the activations of one micro-batch at a time.
     ctx.phase(ctx.t("measuring peak memory: accumulated vs full-batch step"))

@@ -67,6 +67,26 @@ def check(ctx):
     snap = snapshot(model)
     fp32 = copy.deepcopy(model).eval()
 
+    # The stub's accuracy helper is what quantize_for_budget measures each layer's cost with: a
+    # changed one can pick the right plan here by luck and the wrong one on other data.
+    helper = getattr(mine, "accuracy", None)
+    if callable(helper):
+        try:
+            got = helper(fp32, xte, yte)
+        except TypeError:  # the learner's own helper with other arguments: judged by its plan below
+            got = None
+        if got is not None:
+            ctx.expect(
+                isinstance(got, (int, float)) and abs(float(got) - acc32) <= 1e-6,
+                ctx.t(
+                    "accuracy(model, x, y) gives {got} for the fp32 model on held-out data, but {want:.1%} of "
+                    "its predictions are right: quantize_for_budget measures each layer's cost with it, so it "
+                    "must stay the share of rows where model(x).argmax(1) == y",
+                    got=f"{float(got):.1%}" if isinstance(got, (int, float)) else repr(got),
+                    want=acc32,
+                ),
+            )
+
     ctx.phase(ctx.t("your quantize_for_budget"))
     in_place = ctx.t(
         "quantize_for_budget changed the model it was given (its weights or its training "
