@@ -50,6 +50,22 @@ def test_the_record_round_trips_and_goes_stale_when_the_solution_changes(tmp_pat
     assert not mutate.entry_status(exercise, None).measured
 
 
+def test_the_record_goes_stale_when_a_checker_helper_changes(tmp_path: Path):
+    """A chapter's `checks/_*.py` judge as much as the checker itself does."""
+    import shutil
+
+    sigmoid = load_course().exercise("sigmoid")
+    checks = tmp_path / "checks"
+    shutil.copytree(sigmoid.checker.parent, checks)
+    exercise = dataclasses.replace(sigmoid, checker=checks / sigmoid.checker.name)
+    entry = mutate.entry_for(exercise, mutate.Score("sigmoid", outcomes=[], equivalent={}))
+    assert not mutate.entry_status(exercise, entry).stale
+    helper = next(checks.glob("_*.py"))
+    helper.write_text(helper.read_text(encoding="utf-8") + "\n# a changed tolerance\n", encoding="utf-8")
+    assert mutate.entry_status(exercise, entry).stale
+    assert "helpers_sha" in entry
+
+
 @pytest.mark.slow
 def test_mutating_a_small_exercise_through_the_real_checker(runner):
     exercise = load_course().exercise("sigmoid")

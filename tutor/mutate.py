@@ -45,12 +45,20 @@ def _wanted(name: str) -> bool:
 
 
 def fingerprint(exercise: Exercise) -> dict[str, str]:
-    """What a record was measured on: the solution's and the checker's text."""
+    """What a record was measured on: the solution's and the checker's text, and the
+    chapter's checker helpers (`checks/_*.py`), which judge as much as the checker does."""
 
     def sha(path: Path) -> str:
         return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
 
-    return {"solution_sha": sha(exercise.solution), "checker_sha": sha(exercise.checker)}
+    helpers = hashlib.sha256()
+    for path in sorted(exercise.checker.parent.glob("_*.py")):
+        helpers.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    return {
+        "solution_sha": sha(exercise.solution),
+        "checker_sha": sha(exercise.checker),
+        "helpers_sha": helpers.hexdigest()[:16],
+    }
 
 
 @dataclass(frozen=True)
@@ -216,14 +224,14 @@ def write_record(chapter_dir: Path, entries: dict[str, dict[str, Any]]) -> None:
         "# Operator mutants of each reference solution and what survived the checker",
         "# (`tutor dev mutate EXERCISE --record`). A survivor is either a checker gap to close or",
         "# an equivalent mutant (`why` says why it behaves like the solution). Stale when the",
-        "# solution or checker changes: `tutor dev check` says so.",
+        "# solution, the checker or its helpers change: `tutor dev check` says so.",
         f"format_version = {FORMAT_VERSION}",
         "",
     ]
     for exercise_id in sorted(entries):
         e = entries[exercise_id]
         lines.append(f"[exercises.{_q(exercise_id)}]")
-        for key in ("solution_sha", "checker_sha"):
+        for key in ("solution_sha", "checker_sha", "helpers_sha"):
             lines.append(f"{key} = {_q(e[key])}")
         for key in ("mutants", "killed", "equivalent_count"):
             lines.append(f"{key} = {int(e[key])}")
