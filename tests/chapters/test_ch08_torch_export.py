@@ -166,6 +166,20 @@ def test_save_load_memoised_load(mutant):
     assert_fails(v, "old labels", "no cache by path")
 
 
+# -- mistakes found by operator mutants (`tutor dev mutate`) ----------------------------------
+
+
+def test_save_load_declared_from_two(mutant):
+    # ep.module() runs batch 1 on a program declared from 2: only the recorded range shows it.
+    v = mutant("export-save-load", 'Dim("batch", min=1, max=1024)', 'Dim("batch", min=2, max=1024)')
+    assert_fails(v, "batch range [2, 1024]", "min=1")
+
+
+def test_cond_mean_of_exactly_one_takes_the_cheap_path(mutant):
+    v = mutant("export-cond-branch", "x.abs().mean() > 1.0", "x.abs().mean() >= 1.0")
+    assert_fails(v, "exactly 1.0 took the deep path", "not >= 1.0")
+
+
 def test_aoti_passage_builds_loads_and_matches_eager(tmp_path):
     """09-aoti.md's block is not a `python run` block (the C++ build takes 15-25 s on an idle
     2-core CPU, minutes on a busy one), so it runs here: build, load, same outputs as eager."""

@@ -125,6 +125,18 @@ def check(ctx):
             ctx.expect_close(f"exported program's output for a {kind} input (mean |x| = {target}, should take "
                              f"the {path} path)", out, expected)
 
+        # The boundary: every entry ±1 makes mean |x| exactly 1.0, which is not "> 1": the cheap path.
+        x = torch.where(ctx.randn(8, DIM) > 0, 1.0, -1.0)
+        expected = _original(model, x)
+        eager = model(x)
+        ctx.expect(torch.allclose(eager, expected, rtol=1e-4, atol=1e-5) or not torch.allclose(eager, model.deep(x)),
+                   ctx.t("a batch whose mean |x| is exactly 1.0 took the deep path; the deep path is for mean |x| > 1 "
+                         "strictly, so at exactly 1.0 the batch takes the cheap path: compare with > 1.0, not >= 1.0"))
+        ctx.expect_close("eager output for a batch whose mean |x| is exactly 1.0 (should take the cheap path)",
+                         eager, expected)
+        ctx.expect_close("exported program's output for a batch whose mean |x| is exactly 1.0 (should take the "
+                         "cheap path)", program(x), expected)
+
     for kind, count in costs.items():
         ctx.expect_equal(f"matrix multiplies your exported program runs for a {kind} input (only the chosen "
                          f"path may run)", count, 1 if kind == "weak" else 2)

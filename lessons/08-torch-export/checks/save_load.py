@@ -26,6 +26,20 @@ def _first_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}".rstrip(": ")
 
 
+def _batch_range(ep):
+    """The (lower, upper) range the program records for the batch dimension of `x`, or None."""
+    for node in ep.graph.nodes:
+        if node.op == "placeholder" and node.name == "x":
+            size = node.meta["val"].shape[0]
+            if isinstance(size, int):
+                return None
+            bounds = ep.range_constraints.get(size.node.expr)
+            if bounds is None:
+                return None
+            return int(bounds.lower), (int(bounds.upper) if bounds.upper.is_finite else None)
+    return None
+
+
 def check(ctx):
     mine = ctx.learner
     torch.manual_seed(ctx.seed)
@@ -47,7 +61,7 @@ def check(ctx):
     ctx.phase(ctx.t("reading the archive with torch.export.load"))
     extra = {"labels.json": ""}
     try:
-        torch.export.load(str(path), extra_files=extra)
+        archived = torch.export.load(str(path), extra_files=extra)
     except Exception as exc:
         ctx.fail(ctx.t("torch.export.load cannot read the file save_program wrote: save it with torch.export.save "
                        "(torch.save pickles the Python object instead of writing a .pt2 archive). {error}",
@@ -105,6 +119,13 @@ def check(ctx):
         ctx.expect(not accepted, ctx.t("the loaded program accepted batch 1025: the task's range is 1 to 1024. "
                                        "Give the batch Dim max=1024 (Dim.AUTO and Dim.DYNAMIC without a max "
                                        "mean \"any size\")"))
+
+    # The range the archive records is what a deployment reads (ep.module() checks no lower bound
+    # of 2 or less, so batch 1 runs on a program declared from 2, and batch 0 on one from 1).
+    bounds = _batch_range(archived)
+    ctx.expect(bounds is None or bounds == (1, 1024),
+               ctx.t("the program in the archive records the batch range {range} (ep.range_constraints), not "
+                     "[1, 1024]: declare the batch Dim with min=1 and max=1024", range=list(bounds or ())))
 
     # A second save to the same path (another model, other labels): loading reads the file again.
     torch.manual_seed(ctx.seed + 1)
