@@ -68,7 +68,10 @@ def plain(value: Any) -> Any:
         with torch._C.DisableTorchFunctionSubclass():
             return torch.Tensor.as_subclass(value, torch.Tensor)
     if type(value) in (tuple, list):
-        return type(value)(plain(v) for v in value)
+        read = [plain(v) for v in value]
+        if all(a is b for a, b in zip(read, value)):
+            return value  # the caller's own container, identity kept ("returned items itself")
+        return type(value)(read)
     return value
 
 
