@@ -100,7 +100,11 @@ def test_compile_block_total_time_arithmetic_and_whole_calls_pass(variant):
 
 
 def test_graph_breaks_solution_passes(solution_verdict):
-    assert_passes(solution_verdict("compile-graph-breaks"))
+    v = assert_passes(solution_verdict("compile-graph-breaks"))
+    # The pass teaches with counts: one graph of the fixed forward, against the original's
+    # three (its .item() and its `if` on a tensor each end one).
+    assert v.figures["graphs"] == 1 and v.figures["original_graphs"] == 3, v.figures
+    assert "(2 graph breaks)" in v.figures["_labels"]["original_graphs"]
 
 
 def test_graph_breaks_stub_names_the_breaks(check_code, course):

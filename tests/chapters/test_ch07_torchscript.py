@@ -32,6 +32,8 @@ def test_solution_passes(solution_verdict, exercise):
     v = assert_passes(solution_verdict(exercise, seeds=2))
     if exercise == "ts-save-freeze":
         assert "finetune file in eval mode" in v.figures["serve vs finetune"]["compares"]
+    if exercise == "ts-script-flag":  # scripting keeps both `if`s; a trace of the model keeps none
+        assert (v.figures["if_nodes_scripted"], v.figures["if_nodes_traced"]) == (2, 0), v.figures
 
 
 # -- script a model with a bool flag -----------------------------------------------------------

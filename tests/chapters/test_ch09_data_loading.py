@@ -1,5 +1,7 @@
 """Chapter 9 (datasets and samplers): the solutions pass; realistic mistakes fail with a helpful reason."""
 
+import re
+
 import pytest
 
 from .conftest import assert_fails, assert_passes, mutate
@@ -209,7 +211,12 @@ RETURN = "    return padded, lengths, torch.tensor(labels, dtype=torch.long)"
 
 
 def test_pad_collate_solution_passes(solution_verdict):
-    assert_passes(solution_verdict("pad-collate"))
+    v = assert_passes(solution_verdict("pad-collate"))
+    # The pass teaches what padding to each batch's longest saves against one fixed length.
+    real = int(re.search(r"\((\d+) real tokens\)", v.figures["_labels"]["pad_positions"]).group(1))
+    longest = int(re.search(r"longest \((\d+)\)", v.figures["_labels"]["fixed_length_pad_positions"]).group(1))
+    assert v.figures["fixed_length_pad_positions"] == 11 * longest - real
+    assert 0 < v.figures["pad_positions"] < v.figures["fixed_length_pad_positions"]
 
 
 def test_pad_collate_by_hand_passes(variant):

@@ -48,6 +48,23 @@ FAIL = Verdict(
     output="hello from your code\n",
     duration_s=2.5,
 )
+MEMORY_PASS = Verdict(
+    status="passed",
+    reason="all checks passed",
+    figures={
+        "memory": {
+            "learner_bytes": 3 * 2**20,
+            "reference_bytes": 2 * 2**20,
+            "device": "cpu",
+            "timeline": {
+                "learner": [[0.0, 0], [0.002, 2**20], [0.004, 3 * 2**20], [0.006, 0]],
+                "reference": [[0.0, 0], [0.001, 2 * 2**20], [0.003, 0]],
+            },
+            "compares": "yours vs the reference solution",
+        },
+    },
+    duration_s=2.0,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -119,6 +136,54 @@ def test_exercise_with_hints_and_a_pass(snap_compare, make_app, size) -> None:
 def test_exercise_with_hints_and_a_failure(snap_compare, make_app, size) -> None:
     app = make_app(step_id="sigmoid", runner=FakeRunner([FAIL]))
     assert snap_compare(app, terminal_size=size, run_before=_hints_and_check(1))
+
+
+async def _memory_check_then_passage(pilot) -> None:
+    """Issue 27 #1: an exercise's check with a memory chart, then Alt+Left to the passage before
+    it and Ctrl+R: the results show the passage's run alone, no chart of the earlier check."""
+    await _steady(pilot)
+    main = pilot.app.main
+
+    async def verdict_of(step_id: str) -> None:
+        for _ in range(500):
+            results = main.query(ResultsPanel)
+            if main.step is not None and main.step.id == step_id and results and results.first().verdict:
+                break
+            await pilot.pause(0.01)
+        else:
+            raise AssertionError(f"no verdict on {step_id}")
+        await pilot.pause()
+        await pilot.pause()
+
+    await pilot.press("ctrl+r")
+    await verdict_of("sigmoid")
+    assert main.query("MemoryPlot"), "the exercise's check drew its memory chart"
+    await pilot.press("alt+left")
+    for _ in range(500):
+        if main.step is not None and main.step.id == "first-function" and main._work_built:
+            break
+        await pilot.pause(0.01)
+    await _steady(pilot)
+    from tutor.ui.widgets.typealong import TypeAlong
+
+    typealong = main.query_one("#typing-area").query_one(TypeAlong)
+    now = [0.0]
+    typealong.session._clock = lambda: now[0]  # a scripted clock: half a second a word
+    for _ in range(200):  # Tab types the next word, as a learner who leans on hints would
+        if typealong.session.finished:
+            break
+        now[0] += 0.5
+        await pilot.press("tab")
+    await pilot.pause()
+    await pilot.press("ctrl+r")
+    await verdict_of("first-function")
+    assert not main.query("MemoryPlot")
+
+
+@pytest.mark.parametrize("size", [(120, 36), (80, 24)], ids=["120x36", "80x24"])
+def test_passage_run_after_a_memory_check(snap_compare, make_app, size) -> None:
+    app = make_app(step_id="sigmoid", runner=FakeRunner([MEMORY_PASS]))
+    assert snap_compare(app, terminal_size=size, run_before=_memory_check_then_passage)
 
 
 def test_exercise_fresh(snap_compare, make_app) -> None:

@@ -103,3 +103,13 @@ def check(ctx):
             ctx.expect_close(ctx.t("output when {what}", what=what), model(x), expected, atol=1e-5, rtol=1e-4)
             ctx.expect_close(ctx.t("compiled output when {what}", what=what), compiled(x), expected,
                              atol=1e-5, rtol=1e-4)
+
+    # The point of the fix, as counts: the graphs Dynamo makes of your forward against those it
+    # makes of the original one (its .item() and its `if` on a tensor each end a graph).
+    torch._dynamo.reset()
+    before = torch._dynamo.explain(lambda t: _original(model, t))(x)
+    torch._dynamo.reset()
+    ctx.figure("graphs", explanation.graph_count, label=ctx.t("graphs Dynamo makes of your forward"))
+    ctx.figure("original_graphs", before.graph_count,
+               label=ctx.t("graphs it makes of the original forward ({breaks} graph breaks)",
+                           breaks=before.graph_break_count))

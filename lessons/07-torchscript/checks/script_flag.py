@@ -2,9 +2,27 @@
 `flag: bool` and `temperature: Optional[float]`, and which equals the eager model on both
 branches, with and without a temperature, for several batch shapes."""
 
+import warnings
+
 import torch
 
 from _common import expect_modes_kept, first_lines, process_modes
+
+
+def _if_nodes(block) -> int:
+    """How many `prim::If` nodes a TorchScript graph (or block) holds, nested ones included."""
+    return sum((node.kind() == "prim::If") + sum(_if_nodes(b) for b in node.blocks()) for node in block.nodes())
+
+
+class _FlagTrue(torch.nn.Module):
+    """forward(x) = model(x, True, None): what torch.jit.trace can take (tensors only)."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        return self.model(x, True, None)
 
 
 def check(ctx):
@@ -66,3 +84,15 @@ def check(ctx):
             with torch.no_grad():
                 expected = eager(x, flag, temp)
             ctx.expect_close(f"scripted output with {where}, input shape {tuple(x.shape)}", out, expected)
+
+    # What scripting keeps and tracing loses, as a count: the `if` nodes in the compiled graph.
+    # Yours holds the `if flag:` and the `if temperature is not None:`; a trace of the same model
+    # records only the path its example took, with no `if` left.
+    ctx.figure("if_nodes_scripted", _if_nodes(scripted.inlined_graph),
+               label=ctx.t("`if` nodes in your scripted forward's graph"))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the tracer's warnings about the Python branches
+        traced = torch.jit.trace(_FlagTrue(eager), (ctx.randn(2, 16),))
+    ctx.figure("if_nodes_traced", _if_nodes(traced.inlined_graph),
+               label=ctx.t("`if` nodes in a trace of the same model with flag=True ({call})",
+                           call="torch.jit.trace"))

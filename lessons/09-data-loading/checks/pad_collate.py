@@ -186,11 +186,23 @@ def check(ctx):
     ctx.phase(ctx.t("running pad_collate in a DataLoader"))
     data = [_sample(ctx, int(ctx.randint(1, 20, (1,))), None, torch.long) for _ in range(11)]
     loader = DataLoader(data, batch_size=4, shuffle=False, collate_fn=mine.pad_collate)
-    for b, got in enumerate(list(loader)):  # all batches first: each must still be its own
+    batches = list(loader)
+    for b, got in enumerate(batches):  # all batches first: each must still be its own
         chunk = data[4 * b: 4 * b + 4]
         exp = _expected(chunk, pad)
         ctx.expect_equal(f"DataLoader batch {b + 1} of 3 (batch_size=4 over 11 samples): padded", got[0], exp[0])
         ctx.expect_equal(f"DataLoader batch {b + 1} of 3: lengths", got[1], exp[1])
+
+    # What padding to each batch's longest costs, in positions: the PAD positions in your three
+    # batches against padding every sample to the dataset's longest (a fixed length).
+    real = sum(int(seq.shape[0]) for seq, _ in data)
+    padded_positions = sum(int(got[0].numel()) for got in batches)
+    longest = max(int(seq.shape[0]) for seq, _ in data)
+    ctx.figure("pad_positions", padded_positions - real,
+               label=ctx.t("PAD positions in your 3 DataLoader batches ({real} real tokens)", real=real))
+    ctx.figure("fixed_length_pad_positions", len(data) * longest - real,
+               label=ctx.t("PAD positions if every sample were padded to the dataset's longest ({longest})",
+                           longest=longest))
 
     ctx.phase(ctx.t("packing with pack_padded_sequence"))
     batch = [_sample(ctx, int(ctx.randint(1, 15, (1,))), 4, torch.float32) for _ in range(5)]
