@@ -16,19 +16,23 @@ import pytest
 from tutor.runner.client import Runner
 from tutor.runner.protocol import RunRequest, Verdict
 
+from tests.test_runner_hardening import alive
+
 FIX = Path(__file__).parent / "runner_fixtures"
 
 
-def run(runner: Runner, tmp_path: Path, source: str, timeout: float = 20, seed_override: int = 123, **kw) -> Verdict:
+def run(
+    runner: Runner, tmp_path: Path, source: str, timeout: float = 20, fixture: str = "double", seed: int = 123, **kw
+) -> Verdict:
     path = tmp_path / "learner.py"
     path.write_text(source)
     req = RunRequest(
-        exercise="test/double",
+        exercise=f"test/{fixture}",
         code=str(path),
-        solution=str(FIX / "double_solution.py"),
-        checker=str(FIX / "double_check.py"),
+        solution=str(FIX / f"{fixture}_solution.py"),
+        checker=str(FIX / f"{fixture}_check.py"),
         timeout=timeout,
-        seed=123,
+        seed=seed,
         **kw,
     )
     return runner.run(req)
@@ -226,7 +230,7 @@ def test_a_server_stopped_mid_run_is_replaced_in_seconds_not_after_the_timeout(t
         assert time.monotonic() - start < 8, "waited for the exercise's 60 s timeout"
         assert v.status == "error" and "stopped answering" in v.reason
         time.sleep(0.2)
-        assert not _alive(pid), "the stopped server was left behind"
+        assert not alive(pid), "the stopped server was left behind"
         assert run(r, tmp_path, GOOD).status == "passed"
 
 
@@ -240,15 +244,7 @@ def test_a_server_stopped_before_the_request_is_replaced_and_the_check_runs(tmp_
         v = run(r, tmp_path, GOOD, timeout=60)
         assert v.status == "passed", v.reason  # the request was never taken: sent again
         assert time.monotonic() - start < 30
-        assert r.server_pid != pid and not _alive(pid)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().rsplit(")", 1)[-1].split()[0] != "Z"
-    except OSError:
-        return False
+        assert r.server_pid != pid and not alive(pid)
 
 
 def test_an_unwritable_progress_store_still_gives_the_verdict_and_json(tmp_path):
@@ -384,21 +380,6 @@ def test_patching_the_channel_and_then_resealing_is_not_a_pass(runner, tmp_path)
     assert "replaced part of the checker" in v.reason
 
 
-def _run_fixture(runner: Runner, tmp_path: Path, source: str, fixture: str, seed: int = 5) -> Verdict:
-    path = tmp_path / "learner.py"
-    path.write_text(source)
-    return runner.run(
-        RunRequest(
-            exercise=f"test/{fixture}",
-            code=str(path),
-            solution=str(FIX / f"{fixture}_solution.py"),
-            checker=str(FIX / f"{fixture}_check.py"),
-            timeout=20,
-            seed=seed,
-        )
-    )
-
-
 def test_replacing_a_checker_helper_to_forward_the_expected_value_is_caught(runner, tmp_path):
     src = (
         "import sys\n"
@@ -409,8 +390,8 @@ def test_replacing_a_checker_helper_to_forward_the_expected_value_is_caught(runn
         "def double(x):\n"
         "    return x / 2\n"
     )
-    assert _run_fixture(runner, tmp_path, GOOD, "helped").status == "passed"
-    v = _run_fixture(runner, tmp_path, src, "helped")
+    assert run(runner, tmp_path, GOOD, fixture="helped", seed=5).status == "passed"
+    v = run(runner, tmp_path, src, fixture="helped", seed=5)
     assert v.status == "failed" and "tutor_checker.judge" in v.reason
 
 
@@ -461,8 +442,8 @@ def test_the_reference_runs_folder_is_not_beside_the_learners(runner, tmp_path):
     working folder; the check reads the file back. A learner that copies the reference run's
     file instead of writing its own must not pass."""
     src = COPIES_THE_REFERENCE
-    assert _run_fixture(runner, tmp_path, SAVES, "saving", seed=1).status == "passed"
-    v = _run_fixture(runner, tmp_path, src, "saving", seed=2)  # a seed whose reference must run
+    assert run(runner, tmp_path, SAVES, fixture="saving", seed=1).status == "passed"
+    v = run(runner, tmp_path, src, fixture="saving", seed=2)  # a seed whose reference must run
     assert v.status == "failed", v.reason
 
 
@@ -530,18 +511,8 @@ def double(x):
 @pytest.mark.parametrize("sig, how", [("SIGSTOP", "stopped by SIGSTOP"), ("SIGKILL", "killed by signal 9")])
 def test_a_learner_that_stops_or_kills_the_reference_run_is_told_so_in_seconds(runner, tmp_path, sig, how):
     start = time.monotonic()
-    path = tmp_path / "learner.py"
-    path.write_text(SIBLING.replace("signal.SIG)", f"signal.{sig})"))
-    v = runner.run(
-        RunRequest(
-            exercise="test/slowref",
-            code=str(path),
-            solution=str(FIX / "slowref_solution.py"),
-            checker=str(FIX / "slowref_check.py"),
-            timeout=40,
-            seed=991 if sig == "SIGSTOP" else 992,
-        )
-    )
+    source = SIBLING.replace("signal.SIG)", f"signal.{sig})")
+    v = run(runner, tmp_path, source, timeout=40, fixture="slowref", seed=991 if sig == "SIGSTOP" else 992)
     assert time.monotonic() - start < 15, "waited for the timeout"
     assert v.status == "error"
     assert "could not finish" in v.reason and how in v.reason

@@ -433,15 +433,7 @@ class Runner:
 
     def _server_stopped(self) -> bool:
         """The server is stopped (SIGSTOP, a debugger): it will never answer."""
-        proc = self._proc
-        if proc is None:
-            return True
-        try:
-            with open(f"/proc/{proc.pid}/stat", "rb") as f:
-                state = f.read().rsplit(b")", 1)[-1].split()[0]
-        except (OSError, IndexError):
-            return False  # no /proc here: the heartbeat's silence decides
-        return state in (b"T", b"t")
+        return self._proc is None or sandbox.stopped(self._proc.pid)
 
     def cancel(self) -> bool:
         """Cancel the run in flight, if any (its verdict comes back as cancelled)."""

@@ -92,6 +92,16 @@ def close_fds_except(keep: set[int]) -> None:
                 pass
 
 
+def stopped(pid: int) -> bool:
+    """The process is stopped (SIGSTOP) or held by a tracer: it will not run on its own. False
+    where /proc cannot say (the caller's other signs decide then)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[-1].split()[0] in (b"T", b"t")
+    except (OSError, IndexError):
+        return False
+
+
 def children(pid: int | None = None) -> list[int]:
     """Live child processes of `pid` (default: this process)."""
     pid = pid or os.getpid()

@@ -75,14 +75,6 @@ class _Side:
     wants_quiet: bool = False
 
 
-def _stopped(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return f.read().rsplit(b")", 1)[-1].split()[0] in (b"T", b"t")
-    except (OSError, IndexError):
-        return False
-
-
 def _stdio(out_fd: int) -> None:
     """In a forked child: no input, and stdout and stderr into the run's output pipe."""
     os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
@@ -432,7 +424,7 @@ class Supervisor:
         if time.monotonic() - self.start > self.timeout:
             learner_done = all(self.sides[(LEARNER, r)].end for r in range(self.ranks))
             if learner_done and self.checked:
-                if REFERENCE in self.pids and _stopped(self.pids[REFERENCE]):
+                if REFERENCE in self.pids and sandbox.stopped(self.pids[REFERENCE]):
                     raise self._ref_interrupted(_("stopped by SIGSTOP"))
                 raise _Outcome(
                     TIMEOUT,
@@ -782,7 +774,7 @@ class Supervisor:
         if pid is None or REFERENCE in self.status or now - self._ref_looked < 0.5:
             return
         self._ref_looked = now
-        if not _stopped(pid):
+        if not sandbox.stopped(pid):
             self._ref_stopped_at = None
         elif self._ref_stopped_at is None:
             self._ref_stopped_at = now
