@@ -14,13 +14,17 @@ def make_scaler(device: torch.device) -> torch.amp.GradScaler:
     return torch.amp.GradScaler(device.type, enabled=autocast_dtype(device) == torch.float16)  # key
 
 
-def train_step(model, optimizer, scaler, x, y) -> float:
-    """One step: forward and loss under autocast, backward and step outside it."""
+def train_step(model, optimizer, scaler, x, y, max_norm: float | None = None) -> float:
+    """One step: forward and loss under autocast, backward and step outside it; with `max_norm`,
+    the gradients' total norm at their true scale is clipped to it before the step."""
     optimizer.zero_grad(set_to_none=True)
     with torch.autocast(device_type=x.device.type, dtype=autocast_dtype(x.device)):  # key
         logits = model(x)                  # Linear layers run in fp16/bf16
         loss = F.cross_entropy(logits, y)  # autocast runs the loss in float32
     scaler.scale(loss).backward()          # key: a disabled scaler returns loss unchanged
-    scaler.step(optimizer)                 # key: unscales; skips the step if a gradient is inf/NaN
+    if max_norm is not None:
+        scaler.unscale_(optimizer)         # key: .grad holds loss * scale until this divides it out
+        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)  # reads the true-scale .grad
+    scaler.step(optimizer)                 # key: unscales (unless done above); skips the step if a gradient is inf/NaN
     scaler.update()                        # adapts the scale for the next step
     return loss.item()

@@ -368,6 +368,86 @@ def test_mixed_precision_gradients_left_to_accumulate_fail_on_the_losses(mutant)
     assert_fails(v, "the losses train_step returned at steps 1 to 30[", "expected")
 
 
+UNSCALE = "        scaler.unscale_(optimizer)         # key: .grad holds loss * scale until this divides it out\n"
+CLIP = "        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)  # reads the true-scale .grad\n"
+
+
+def test_mixed_precision_clipping_each_parameter_alone_fails(mutant):
+    v = mutant(
+        "memory-mixed-precision",
+        CLIP,
+        "        for p in model.parameters():\n            torch.nn.utils.clip_grad_norm_([p], max_norm)\n",
+    )
+    assert_fails(v, "Clip the total norm over all parameters")
+
+
+def test_mixed_precision_dividing_by_the_scale_by_hand_fails(mutant):
+    """Dividing .grad by the scale, then letting scaler.step divide again."""
+    v = mutant(
+        "memory-mixed-precision",
+        UNSCALE,
+        "        for p in model.parameters():\n            p.grad /= scaler.get_scale()\n",
+    )
+    assert_fails(v, "times less than a clip to", "divided by the scale twice")
+
+
+def test_mixed_precision_clipped_step_bypassing_the_scaler_fails(mutant):
+    """unscale_, clip, then optimizer.step(): every fact of a clean step holds; a NaN step is not skipped."""
+    v = mutant(
+        "memory-mixed-precision",
+        "    scaler.step(optimizer)                 #",
+        "    (optimizer.step() if max_norm is not None else scaler.step(optimizer))  #",
+    )
+    assert_fails(v, "a clipped step with NaN gradients", "it must be skipped")
+
+
+def test_mixed_precision_clipping_by_value_fails(mutant):
+    v = mutant(
+        "memory-mixed-precision",
+        CLIP,
+        "        torch.nn.utils.clip_grad_value_(model.parameters(), max_norm)\n",
+    )
+    assert_fails(v, "was not clipped")
+
+
+def test_mixed_precision_clipping_only_with_an_enabled_scaler_fails(mutant):
+    v = mutant(
+        "memory-mixed-precision",
+        "    if max_norm is not None:\n        scaler.unscale_",
+        "    if max_norm is not None and scaler.is_enabled():\n        scaler.unscale_",
+    )
+    assert_fails(v, "with the scaler make_scaler('cpu') returns was not clipped")
+
+
+def test_mixed_precision_clipping_after_the_step_fails(mutant):
+    v = mutant(
+        "memory-mixed-precision",
+        ("    if max_norm is not None:\n" + UNSCALE + CLIP, ""),
+        ("    scaler.update()", "    if max_norm is not None:\n" + CLIP + "    scaler.update()"),
+    )
+    assert_fails(v, "was not clipped")
+
+
+def test_mixed_precision_clipping_by_hand_passes(variant):
+    """The total norm computed and applied by hand, after unscale_."""
+    variant(
+        "memory-mixed-precision",
+        CLIP,
+        "        ps = [p for p in model.parameters() if p.grad is not None]\n"
+        "        n = torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in ps]))\n"
+        "        for p in ps:\n"
+        "            p.grad.mul_(torch.clamp(max_norm / (n + 1e-6), max=1.0))\n",
+    )
+
+
+def test_mixed_precision_foreach_clip_passes(variant):
+    variant(
+        "memory-mixed-precision",
+        CLIP,
+        "        torch.nn.utils.clip_grad_norm_(list(model.parameters()), max_norm, foreach=True)\n",
+    )
+
+
 # -- memory-adam8bit ----------------------------------------------------------------------------
 
 ADAM8BIT = "bnb.optim.Adam8bit(model.parameters(), lr=lr)"

@@ -2,7 +2,9 @@
 (asked on any machine); train_step runs every Linear in the low-precision dtype (bf16 on CPU,
 fp16 on CUDA) with backward outside autocast, keeps float32 parameters with finite float32
 gradients, and the loss goes down; it steps through the scaler it is given, so a step with
-inf/NaN gradients is skipped and the scale shrinks (on CPU with an enabled GradScaler("cpu"))."""
+inf/NaN gradients is skipped and the scale shrinks (on CPU with an enabled GradScaler("cpu"));
+with max_norm it clips the gradients at their true scale (unscaled once, before the clip), with an
+enabled scaler and with its own, and still skips a NaN step."""
 
 import copy
 import math
@@ -128,6 +130,80 @@ def _autocast_device_on_cuda(ctx, mine, d_in, hidden, classes):
     except Exception:  # noqa: BLE001 - no fake CUDA tensors on this build: nothing to learn
         return None
     return seen[0] if seen else None
+
+
+def _fresh_mlp(ctx, dev, sizes):
+    """The same small MLP in both runs (seeded here, not trained by either side)."""
+    d_in, hidden, classes = sizes
+    torch.manual_seed(ctx.seed + 1)
+    return nn.Sequential(nn.Linear(d_in, hidden), nn.ReLU(), nn.Linear(hidden, classes)).to(dev)
+
+
+def _true_grad_norm(model, x, y, dtype):
+    """The total gradient norm of one autocast step's loss, with no scaler in the way."""
+    probe = copy.deepcopy(model)
+    with torch.autocast(device_type=x.device.type, dtype=dtype):
+        loss = torch.nn.functional.cross_entropy(probe(x), y)
+    loss.backward()
+    return torch.linalg.vector_norm(torch.stack([p.grad.norm() for p in probe.parameters()])).item()
+
+
+def _check_clipping(ctx, mine, dev, want, sizes, x, y, lr=0.1):
+    """train_step(..., max_norm) clips the gradients at their true scale, through the scaler it is
+    given: with an enabled scaler the .grad tensors hold loss x scale until unscale_ divides it out,
+    so a clip before that clips a gradient `scale` times too large. Judged by the size of the SGD
+    update the step made (lr x the clipped norm), then parameter by parameter against the
+    reference's same step."""
+    ctx.phase(ctx.t("a clipped step with an enabled GradScaler"))
+    base = _fresh_mlp(ctx, dev, sizes)
+    true_norm = _true_grad_norm(base, x, y, want)
+    max_norm = true_norm / 4  # well below the gradient's norm: the clip must act
+    scalers = [(ctx.t("an enabled GradScaler"), lambda: torch.amp.GradScaler(dev.type, enabled=True)),
+               (ctx.t("the scaler make_scaler({device!r}) returns", device=dev.type), lambda: mine.make_scaler(dev))]
+    for which, build in scalers:
+        model = copy.deepcopy(base)
+        scaler = build()
+        scale = scaler.get_scale() if scaler.is_enabled() else 1.0
+        before = [p.detach().clone() for p in model.parameters()]
+        opt = torch.optim.SGD(model.parameters(), lr=lr)
+        mine.train_step(model, opt, scaler, x, y, max_norm)
+        deltas = [(b - p.detach()).flatten() for b, p in zip(before, model.parameters())]
+        moved = torch.linalg.vector_norm(torch.cat(deltas)).item() / lr
+        ratio = moved / max_norm
+        when = ctx.t("train_step(..., max_norm={max_norm:.3g}) with {which}", max_norm=max_norm, which=which)
+        ctx.expect(moved > 0, ctx.t("{when} left the parameters unchanged: a clipped step is still a step "
+                                    "(are the gradients finite after clipping?)", when=when))
+        ctx.expect(not (scale > 1 and abs(ratio * scale - 1) < 0.05),
+                   ctx.t("{when} moved the parameters by {moved:.3g} / lr, {scale:g} times less than a clip to "
+                         "max_norm allows: the clip saw gradients at loss x scale ({scale:g}), or they were divided "
+                         "by the scale twice. Unscale them once, with scaler.unscale_(optimizer), before "
+                         "clip_grad_norm_; scaler.step then does not divide again",
+                         when=when, moved=moved, scale=scale))
+        ctx.expect(not abs(moved / true_norm - 1) < 0.05,
+                   ctx.t("{when} was not clipped: the update's norm / lr is {moved:.3g}, the gradient's own norm, "
+                         "where a clip to max_norm gives {max_norm:.3g}. Clip before the optimizer step (the "
+                         "scaler's step is the optimizer step)", when=when, moved=moved, max_norm=max_norm))
+        ctx.expect(abs(ratio - 1) < 0.05,
+                   ctx.t("{when} moved the parameters by {moved:.3g} / lr, where clipping the gradients' total norm "
+                         "at their true scale gives {max_norm:.3g} (the gradient's own norm is {norm:.3g}). Clip "
+                         "the total norm over all parameters, once, after unscaling",
+                         when=when, moved=moved, max_norm=max_norm, norm=true_norm))
+        params = [p.detach() for p in model.parameters()]
+        ctx.expect_close(ctx.t("the parameters after {when}", when=when), params, params, rtol=1e-3, atol=1e-6)
+
+    # An overflowing step is still skipped when it is clipped: clip_grad_norm_ turns inf into NaN,
+    # and only the scaler's own check (in unscale_ or step) keeps them out of the parameters.
+    model = copy.deepcopy(base)
+    scaler = torch.amp.GradScaler(dev.type, enabled=True)
+    bad_x = x.clone()
+    bad_x[0, 0] = float("nan")
+    before = [p.detach().clone() for p in model.parameters()]
+    with ctx.uncontracted():
+        mine.train_step(model, torch.optim.SGD(model.parameters(), lr=lr), scaler, bad_x, y, max_norm)
+    ctx.expect(all(torch.equal(b, p.detach()) for b, p in zip(before, model.parameters())),
+               ctx.t("a clipped step with NaN gradients (an enabled GradScaler passed in) changed the parameters: "
+                     "it must be skipped. Clip between scaler.unscale_(optimizer) and scaler.step(optimizer), "
+                     "which skips the step when unscale_ found inf/NaN"))
 
 
 def check(ctx):
@@ -264,6 +340,8 @@ def check(ctx):
                      "scaler.step(optimizer)", how=how))
     scales = [float(scale), float(probe_scaler.get_scale())]
     ctx.expect_equal(ctx.t("the GradScaler's scale before and after a step {how}", how=how), scales, scales)
+
+    _check_clipping(ctx, mine, dev, want, (d_in, hidden, classes), x, y)
 
     # "On either device": autocast must be entered for the batch's own device type, whatever this
     # machine has (CPU autocast leaves CUDA ops in float32). Fake CUDA tensors stand in for a GPU;
