@@ -129,8 +129,11 @@ def test_save_load_python_branch_kept(mutant):
 
 
 def test_save_load_unbounded_batch(mutant):
+    """Without a max, the derived size 2 * batch is unbounded (seen in torch 2.13: the program's
+    range then holds sympy's infinity, which fails as the program is read back); either way the
+    reason names the missing max."""
     v = mutant("export-save-load", 'Dim("batch", min=1, max=target["max_batch"])', 'Dim("batch", min=1)')
-    assert_fails(v, "accepted a batch of", "max=")
+    assert_fails(v, "max=")
 
 
 def test_save_load_pickled_program(mutant):
