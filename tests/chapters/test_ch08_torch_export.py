@@ -117,6 +117,24 @@ def test_save_load_inferred_capacity_and_other_spellings_pass(variant):
     )
 
 
+def test_save_load_decision_table_and_file_object_pass(variant):
+    """Correct but different: the formats from a table keyed by (runtime, machine), the program
+    written through an open file object."""
+    variant(
+        "export-save-load",
+        (
+            _NOWHERE,
+            '    formats = {("python", "other"): "program", ("python", "this"): "program", ("c++", "this"): "package"}\n'
+            '    if (target["runtime"], target["machine"]) not in formats:',
+        ),
+        (_PYTHON, '    if formats[(target["runtime"], target["machine"])] == "program":'),
+        (
+            "        torch.export.save(program, path)  # key",
+            '        with open(path, "wb") as f:\n            torch.export.save(program, f)',
+        ),
+    )
+
+
 def test_save_load_python_branch_kept(mutant):
     v = mutant(
         "export-save-load",
