@@ -1,23 +1,43 @@
-"""Reference solution: save an exported program with its labels to a .pt2 file, and load it back."""
-
-import json
+"""Reference solution: data-dependent checks as torch._check, the pairs' batch as a derived Dim,
+and the file format chosen by where it will run."""
 
 import torch
 import torch.nn as nn
 from torch.export import Dim
 
 
-def save_program(model: nn.Module, example: torch.Tensor, labels: list[str], path: str) -> None:
-    """Export `model` (batch dimension dynamic, 1 to 1024) and save it to `path` with `labels`
-    stored inside the archive as `labels.json`."""
-    batch = Dim("batch", min=1, max=1024)
-    ep = torch.export.export(model, (example,), dynamic_shapes={"x": {0: batch}})  # key
-    torch.export.save(ep, path, extra_files={"labels.json": json.dumps(labels)})  # key
+class PairScorer(nn.Module):
+    """Scores selected query-document pairs. `x` holds two rows per item (the query, then its
+    document), `mask` one bool per item. Returns `capacity` rows: the scores of the selected
+    items in order, then rows of zeros. Selecting no item, or more than `capacity`, is an error."""
+
+    def __init__(self, features: int = 8, classes: int = 3, capacity: int = 5):
+        super().__init__()
+        self.proj = nn.Linear(features, features)
+        self.head = nn.Linear(features, classes)
+        self.capacity = capacity
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        pairs = x.view(mask.shape[0], 2, x.shape[-1])
+        idx = mask.nonzero().squeeze(-1)
+        n = idx.shape[0]
+        torch._check(n >= 1, lambda: "no item selected")  # key
+        torch._check(n <= self.capacity, lambda: f"more than {self.capacity} items selected")  # key
+        chosen = pairs.index_select(0, idx)
+        query, doc = chosen[:, 0], chosen[:, 1]
+        scores = self.head(torch.tanh(self.proj(query)) * doc)
+        return torch.cat([scores, scores.new_zeros(self.capacity - n, scores.shape[1])])
 
 
-def load_program(path: str):
-    """Load what save_program wrote. Returns (a callable module, the list of labels)."""
-    # The names to read back; load fills in their contents.
-    extra = {"labels.json": ""}  # key
-    ep = torch.export.load(path, extra_files=extra)  # key
-    return ep.module(), json.loads(extra["labels.json"])  # key
+def ship(model: nn.Module, example: tuple[torch.Tensor, torch.Tensor], target: dict, path: str) -> None:
+    """Write to `path` the file that `target` deploys `model` from; raise ValueError (writing
+    nothing) when no file can serve that target."""
+    if target["runtime"] == "c++" and target["machine"] == "other":  # key
+        raise ValueError("a C++ server runs only a package compiled for its own kind of machine: build it there")
+    batch = Dim("batch", min=1, max=target["max_batch"])
+    shapes = {"x": {0: 2 * batch}, "mask": {0: batch}}  # key
+    program = torch.export.export(model, example, dynamic_shapes=shapes)
+    if target["runtime"] == "python":  # key
+        torch.export.save(program, path)  # key
+    else:
+        torch._inductor.aoti_compile_and_package(program, package_path=path)  # key

@@ -32,36 +32,102 @@ def test_solution_passes(solution_verdict, exercise):
     v = assert_passes(solution_verdict(exercise, seeds=2))
     if exercise == "ts-save-freeze":
         assert "finetune file in eval mode" in v.figures["serve vs finetune"]["compares"]
-    if exercise == "ts-script-flag":  # scripting keeps both `if`s; a trace of the model keeps none
-        assert (v.figures["if_nodes_scripted"], v.figures["if_nodes_traced"]) == (2, 0), v.figures
+    if exercise == "ts-script-flag":  # forward, standardise and the exported embed; no training path
+        assert v.figures["served_file"]["methods"] == 3, v.figures
+        assert "was dropped" in v.figures["_labels"]["served_file"], v.figures
 
 
-# -- script a model with a bool flag -----------------------------------------------------------
+# -- script, ignore, drop or export: a model for a service ------------------------------------
 
-SIGNATURE = "def forward(self, x: torch.Tensor, flag: bool, temperature: Optional[float] = None) -> torch.Tensor:"
+STANDARDISE = (
+    "        centred = scores - scores.mean(dim=-1, keepdim=True)  # key\n"
+    "        return centred / (scores.std(dim=-1, keepdim=True, correction=0) + 1e-5)  # key"
+)
+NUMPY_STANDARDISE = (
+    "        import numpy as np\n"
+    "        a = scores.detach().cpu().numpy()\n"
+    "        a = (a - a.mean(axis=-1, keepdims=True)) / (a.std(axis=-1, keepdims=True) + 1e-5)\n"
+    "        return torch.from_numpy(a).to(scores.dtype)"
+)
+NARROWING = (
+    "        temperature = self.temperature  # key\n"
+    "        if temperature is not None:  # key\n"
+    "            scores = scores / temperature  # key"
+)
 
 
-def test_script_flag_pep604_optional_passes(variant):
-    """Correct but different: `float | None` is the same type as Optional[float] to TorchScript."""
+def test_script_flag_compiled_training_path_and_other_spellings_pass(variant):
+    """Correct but different: the training path rewritten so that it compiles (no @unused), the
+    population std as var(unbiased=False).sqrt(), `Tensor | None`, the attribute unwrapped."""
     variant(
         "ts-script-flag",
-        SIGNATURE,
-        "def forward(self, x: torch.Tensor, flag: bool, temperature: float | None = None) -> torch.Tensor:",
+        ("    @torch.jit.unused  # key\n", ""),
+        (
+            "        decay = sum(p.pow(2).sum() for p in self.decoder.parameters())",
+            "        decay = self.decoder.weight.pow(2).sum() + self.decoder.bias.pow(2).sum()",
+        ),
+        (
+            "(scores.std(dim=-1, keepdim=True, correction=0) + 1e-5)",
+            "(scores.var(dim=-1, keepdim=True, unbiased=False).sqrt() + 1e-5)",
+        ),
+        ("mask: Optional[Tensor] = None", "mask: Tensor | None = None"),
+        (
+            NARROWING,
+            "        if self.temperature is not None:\n"
+            "            scores = scores / torch.jit._unwrap_optional(self.temperature)",
+        ),
     )
 
 
-def test_script_flag_integer_temperature_fails(mutant):
+def test_script_flag_deepcopy_and_unused_describe_pass(variant):
+    """Correct but different: the caller's model is copied before scripting (nothing shared), and
+    describe marked @unused: a method compiled code never calls stays Python either way."""
+    variant(
+        "ts-script-flag",
+        ("return torch.jit.script(model)  # key", "import copy\n    return torch.jit.script(copy.deepcopy(model))"),
+        ("    @torch.jit.ignore  # key\n", "    @torch.jit.unused\n"),
+    )
+
+
+def test_script_flag_numpy_helper_kept_as_python(mutant):
+    """The first thing tutorials suggest for unscriptable code: it runs here, the file refuses."""
     v = mutant(
         "ts-script-flag",
-        SIGNATURE,
-        "def forward(self, x: torch.Tensor, flag: bool, temperature: Optional[int] = None) -> torch.Tensor:",
+        ("    def standardise", "    @torch.jit.ignore\n    def standardise"),
+        (STANDARDISE, NUMPY_STANDARDISE),
     )
-    assert_fails(v, "`temperature` as Optional[int]", "Optional[float]")
+    assert_fails(v, "torch.jit.save refused", "calls standardise", "@torch.jit.ignore")
+
+
+def test_script_flag_sample_std_instead_of_population(mutant):
+    v = mutant("ts-script-flag", "keepdim=True, correction=0)", "keepdim=True)")
+    assert_fails(v, "forward(x) in eval mode of the saved file")
+
+
+def test_script_flag_temperature_branch_dropped_to_compile(mutant):
+    """Deleting the line TorchScript complained about: compiles, and the tempered model is wrong."""
+    v = mutant("ts-script-flag", NARROWING, "        pass")
+    assert_fails(v, "of the saved file (with a temperature)")
+
+
+def test_script_flag_describe_exported(mutant):
+    v = mutant("ts-script-flag", "    @torch.jit.ignore  # key\n", "    @torch.jit.export\n")
+    assert_fails(v, "TorchScript could not compile your Tagger")
+
+
+def test_script_flag_embed_marked_unused_instead_of_exported(mutant):
+    v = mutant("ts-script-flag", "    @torch.jit.export  # key\n", "    @torch.jit.unused\n")
+    assert_fails(v, "has no method embed", "@torch.jit.export")
+
+
+def test_script_flag_switching_the_callers_model_to_eval(mutant):
+    v = mutant("ts-script-flag", "return torch.jit.script(model)  # key", "return torch.jit.script(model.eval())")
+    assert_fails(v, "switched to eval mode")
 
 
 def test_script_flag_returning_the_eager_model(mutant):
-    v = mutant("ts-script-flag", "return torch.jit.script(model)", "return model")
-    assert_fails(v, "TwoHeads", "ScriptModule")
+    v = mutant("ts-script-flag", "return torch.jit.script(model)  # key", "return model")
+    assert_fails(v, "Tagger", "ScriptModule")
 
 
 # -- the tracing trap --------------------------------------------------------------------------
@@ -168,7 +234,7 @@ def test_save_freeze_not_optimized_at_load(mutant):
 def test_script_flag_leaving_a_jit_fuser_flag_on(mutant):
     v = mutant(
         "ts-script-flag",
-        "return torch.jit.script(model)",
+        "return torch.jit.script(model)  # key",
         "torch._C._jit_override_can_fuse_on_cpu(True)\n    return torch.jit.script(model)",
     )
     assert_fails(v, "TorchScript setting", "_jit_can_fuse_on_cpu")

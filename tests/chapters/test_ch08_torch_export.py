@@ -91,36 +91,100 @@ def test_cond_wrong_predicate_fails(mutant):
     assert_fails(v, "weak input", "cheap path")
 
 
-# -- save and load ----------------------------------------------------------------------------
+# -- ship it: a program or a package ----------------------------------------------------------
 
-_SAVE = 'torch.export.save(ep, path, extra_files={"labels.json": json.dumps(labels)})'
+_SHAPES = 'shapes = {"x": {0: 2 * batch}, "mask": {0: batch}}  # key'
+_PYTHON = '    if target["runtime"] == "python":  # key'
+_NOWHERE = '    if target["runtime"] == "c++" and target["machine"] == "other":  # key'
+_CAPACITY = '        torch._check(n <= self.capacity, lambda: f"more than {self.capacity} items selected")  # key\n'
 
 
 def test_save_load_solution_passes(solution_verdict):
-    v = assert_passes(solution_verdict("export-save-load", seeds=2))
-    assert v.figures["file_kb"] > 0
+    v = assert_passes(solution_verdict("export-save-load", seeds=1))
+    sizes = v.figures["file_kb"]
+    assert sizes["package"] > 10 * sizes["program"], sizes  # the package carries machine code
 
 
-def test_save_load_positional_shapes_and_an_extra_dict_pass(variant):
-    """Correct but different: positional dynamic_shapes, the extra-files dict built from a list."""
+def test_save_load_inferred_capacity_and_other_spellings_pass(variant):
+    """Correct but different: the capacity bound left to export (the zero padding's size must be
+    >= 0, so export asserts n <= capacity itself), n > 0 for n >= 1, the shapes as a tuple in
+    forward's order with the relation written batch * 2."""
     variant(
         "export-save-load",
-        ('dynamic_shapes={"x": {0: batch}}', "dynamic_shapes=({0: batch},)"),
-        ('    extra = {"labels.json": ""}', '    extra = dict.fromkeys(["labels.json"], "")'),
+        (_CAPACITY, ""),
+        ("torch._check(n >= 1,", "torch._check(n > 0,"),
+        (_SHAPES, "shapes = ({0: batch * 2}, {0: batch})"),
     )
 
 
-def test_save_load_returning_the_program_itself(mutant):
-    assert_fails(mutant("export-save-load", "return ep.module(), ", "return ep, "), "ep.module()")
+def test_save_load_decision_table_and_file_object_pass(variant):
+    """Correct but different: the formats from a table keyed by (runtime, machine), the program
+    written through an open file object."""
+    variant(
+        "export-save-load",
+        (
+            _NOWHERE,
+            '    formats = {("python", "other"): "program", ("python", "this"): "program", ("c++", "this"): "package"}\n'
+            '    if (target["runtime"], target["machine"]) not in formats:',
+        ),
+        (_PYTHON, '    if formats[(target["runtime"], target["machine"])] == "program":'),
+        (
+            "        torch.export.save(program, path)  # key",
+            '        with open(path, "wb") as f:\n            torch.export.save(program, f)',
+        ),
+    )
 
 
-def test_save_load_static_batch(mutant):
-    v = mutant("export-save-load", 'dynamic_shapes={"x": {0: batch}}', "dynamic_shapes=None")
-    assert_fails(v, "rejected batch 1")
+def test_save_load_python_branch_kept(mutant):
+    v = mutant(
+        "export-save-load",
+        (
+            '        torch._check(n >= 1, lambda: "no item selected")  # key',
+            '        if n == 0:\n            raise ValueError("no item selected")',
+        ),
+    )
+    assert_fails(v, "data-dependent", "torch._check")
 
 
-def test_save_load_labels_not_json(mutant):
-    assert_fails(mutant("export-save-load", "json.dumps(labels)", "str(labels)"), "not JSON")
+def test_save_load_unbounded_batch(mutant):
+    """Without a max, the derived size 2 * batch is unbounded (seen in torch 2.13: the program's
+    range then holds sympy's infinity, which fails as the program is read back); either way the
+    reason names the missing max."""
+    v = mutant("export-save-load", 'Dim("batch", min=1, max=target["max_batch"])', 'Dim("batch", min=1)')
+    assert_fails(v, "max=")
+
+
+def test_save_load_pickled_program(mutant):
+    v = mutant(
+        "export-save-load", "        torch.export.save(program, path)  # key", "        torch.save(program, path)"
+    )
+    assert_fails(v, "does not load with torch.export.load")
+
+
+def test_save_load_package_of_sources(mutant):
+    """package_cpp_only ships C++ sources: building them needs the compiler the server lacks."""
+    v = mutant(
+        "export-save-load",
+        "aoti_compile_and_package(program, package_path=path)",
+        'aoti_compile_and_package(program, package_path=path, inductor_configs={"aot_inductor.package_cpp_only": True})',
+    )
+    assert_fails(v, "C++ sources", "compiler at load time")
+
+
+def test_save_load_refusal_after_writing(mutant):
+    """Deciding after the export and save: the error comes, and the file is left behind."""
+    v = mutant(
+        "export-save-load",
+        (_NOWHERE + "\n        raise ValueError(", "    if False:\n        raise ValueError("),
+        (
+            "        torch.export.save(program, path)  # key",
+            "        torch.export.save(program, path)\n"
+            '        if target["machine"] == "other" and target["runtime"] == "c++":\n'
+            '            raise ValueError("no file fits")',
+        ),
+        (_PYTHON, '    if target["runtime"] == "python" or target["machine"] == "other":'),
+    )
+    assert_fails(v, "left a file behind")
 
 
 # -- AOTInductor passage ----------------------------------------------------------------------
@@ -157,22 +221,12 @@ def test_cond_detached_operand(mutant):
     assert_fails(v, "detached x")
 
 
-def test_save_load_memoised_load(mutant):
-    v = mutant(
-        "export-save-load",
-        "def load_program(path: str):",
-        "@__import__('functools').lru_cache\ndef load_program(path: str):",
-    )
-    assert_fails(v, "old labels", "no cache by path")
-
-
 # -- mistakes found by operator mutants (`tutor dev mutate`) ----------------------------------
 
 
 def test_save_load_declared_from_two(mutant):
-    # ep.module() runs batch 1 on a program declared from 2: only the recorded range shows it.
-    v = mutant("export-save-load", 'Dim("batch", min=1, max=1024)', 'Dim("batch", min=2, max=1024)')
-    assert_fails(v, "batch range [2, 1024]", "min=1")
+    v = mutant("export-save-load", 'Dim("batch", min=1,', 'Dim("batch", min=2,')
+    assert_fails(v, "batch", "1")
 
 
 def test_cond_mean_of_exactly_one_takes_the_cheap_path(mutant):
