@@ -83,7 +83,7 @@ def banner(app: Any) -> str:
 
 
 def make_app(course: Course, home: Path, exercise_id: str, runner: Any) -> Any:
-    from tutor.watch.app import WatchApp
+    from tutor.ui.watch.app import WatchApp
 
     ws = Workspace(home)
     ws.ensure(course)
@@ -247,7 +247,7 @@ def test_keys_hint_solution_list_and_moving(home, course):
         from textual.widgets import OptionList
 
         from tutor.ui.screens.solution import SolutionScreen
-        from tutor.watch.picker import ExercisePicker
+        from tutor.ui.watch.picker import ExercisePicker
 
         async with app.run_test(size=(80, 24)) as pilot:
             screen = app.watch_screen
@@ -323,7 +323,7 @@ def test_arriving_shows_the_last_verdict_from_history_or_checks_a_changed_file(h
 
 
 def test_after_pass_skips_passed_exercises_and_wraps(home, course):
-    from tutor.watch.session import WatchSession
+    from tutor.watch_session import WatchSession
 
     progress = Progress(home)
     ws = Workspace(home)
@@ -343,19 +343,19 @@ def test_after_pass_skips_passed_exercises_and_wraps(home, course):
 
 
 def test_hints_are_shared_with_the_cli(home, course, capsys):
-    from tutor.watch.session import WatchSession
+    from tutor.watch_session import WatchSession
 
     assert cli.main(["hint", "sigmoid"]) == 0
     session = WatchSession(
         course, Progress(home), Workspace(home), lambda: FakeRunner(by_marker), course.exercise("sigmoid")
     )
-    assert session.hints_used() == 1
+    assert session.hints_used(session.current) == 1
     assert session.reveal_hint()
     assert Progress(home).exercise("sigmoid").hints_used == 2
 
 
 def test_file_watcher_reports_each_save_of_the_target_only(tmp_path):
-    from tutor.watch.watcher import FileWatcher
+    from tutor.file_watcher import FileWatcher
 
     root = tmp_path / "ws"
     (root / "ch").mkdir(parents=True)
@@ -434,7 +434,7 @@ def test_watch_without_a_terminal_or_with_a_bad_target_is_one_line(home, capsys)
 
 
 def test_watch_chapter_starts_at_its_first_unfinished_exercise(home, course):
-    from tutor.watch.commands import watch_target
+    from tutor.cli.watch import watch_target
 
     progress = Progress(home)
     progress.mark_passed("sigmoid")

@@ -35,10 +35,10 @@ import torch
 
 from tutor.i18n import _
 
-from tutor.checker_api import CheckFailed
+from tutor.runner.checker_api import CheckFailed
 
 if TYPE_CHECKING:
-    from tutor.checker_api import Context
+    from tutor.runner.checker_api import Context
 
 Make = Callable[[tuple[int, ...], torch.dtype], tuple[Any, ...]]
 EXTREMES = (float("inf"), float("-inf"), float("nan"), 1e30, -1e30, 0.0)

@@ -6,7 +6,7 @@
   hint and results panels under it). F4 zooms either pane to the full width; Alt+Shift+←/→
   moves the split; F2 shows or hides the navigator. These choices persist (progress state).
 
-Saving is a composed helper (tutor/ui/saver.py), running checks another (tutor/ui/runs.py);
+Saving is a composed helper (tutor/ui/saving.py), running checks another (tutor/ui/runs.py);
 the app is known only as a `TutorHost`, so nothing here imports tutor.ui.app. Slow work (the
 runner, autosave's fsync) happens in thread workers that post messages back.
 """
@@ -32,15 +32,15 @@ from tutor.course import Chapter, Exercise, Passage, Step
 from tutor.i18n import N_, _
 from tutor.progress import ProgressError
 from tutor.runner.protocol import Verdict
-from tutor.ui.autosave import EditorFile
+from tutor.editor_file import EditorFile
 from tutor.ui.host import TutorHost
 from tutor.ui.messages import RunDone, RunProgress, SaveDone
 from tutor.ui.runs import Runs
-from tutor.ui.saver import Saver
+from tutor.ui.saving import Saver
 from tutor.ui.screens.confirm import ConfirmScreen
-from tutor.ui.status import (
+from tutor.status import status_word
+from tutor.steps import (
     chapter_progress_label,
-    first_step_to_do,
     icon,
     needs_text,
     step_status,
@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 from tutor.ui.widgets.hints import HintPanel, code_suggestion
 from tutor.ui.widgets.keybar import KeyBar
 from tutor.ui.widgets.navigator import StepNavigator
-from tutor.ui.widgets.results import ResultsPanel, status_word
+from tutor.ui.widgets.results import ResultsPanel
 from tutor.workspace import WorkspaceError
 
 MIN_WIDTH, MIN_HEIGHT = 50, 14
@@ -458,25 +458,7 @@ class MainScreen(Screen[None]):
         return self.step if isinstance(self.step, Exercise) else None
 
     def _resolve(self, number: int, step_id: str | None) -> tuple[Chapter, Step, bool]:
-        """Chapter `number` (or the first) and its step `step_id`, else where the learner left
-        that chapter, else its first unfinished step; and whether the number was unknown."""
-        course = self.tutor.course
-        unknown = False
-        try:
-            chapter = course.chapter(number)
-        except KeyError:
-            chapter, unknown = course.chapters[0], True
-        step: Step | None = None
-        if step_id is None:
-            try:
-                step_id = self.tutor.progress.chapter_position(chapter.number)
-            except Exception:  # a read error must not block opening the chapter
-                step_id = None
-        if step_id is not None:
-            step = next((s for s in chapter.steps if s.id == step_id), None)
-        if step is None:
-            step = first_step_to_do(chapter, self.tutor.snapshot())
-        return chapter, step, unknown
+        return self.tutor.session.resolve(number, step_id, self.tutor.snapshot)
 
     def open_chapter(self, number: int, step_id: str | None = None) -> None:
         """Open chapter `number` at `step_id`, else where the learner was, else its start."""
@@ -882,13 +864,13 @@ class MainScreen(Screen[None]):
 
     def _hints_used(self, ex: Exercise) -> int:
         try:
-            return min(self.tutor.progress.exercise(ex.id).hints_used, len(ex.hints))
+            return self.tutor.session.hints_used(ex)
         except Exception:  # a read error must not block the exercise
             return 0
 
     def _passed(self, ex: Exercise) -> bool:
         try:
-            return self.tutor.progress.exercise(ex.id).status == "passed"
+            return self.tutor.session.passed(ex)
         except Exception:
             return False
 
@@ -916,7 +898,7 @@ class MainScreen(Screen[None]):
             self._offer_solution(ex)
             return
         try:
-            used = self.tutor.progress.use_hint(ex.id, len(ex.hints))
+            used = self.tutor.session.use_hint(ex)
         except ProgressError as exc:
             self.error(str(exc))
             used += 1  # show it anyway; it just isn't recorded
@@ -941,7 +923,7 @@ class MainScreen(Screen[None]):
         if self._passed(ex):  # passed: compare freely, no hints to spend first
             self._show_solution(ex)
             return
-        left = len(ex.hints) - self._hints_used(ex)
+        left = len(ex.hints) - self._hints_used(ex)  # the session's gate, read safely
         if left > 0:
             self.notify(
                 _("Try the hints first: Tab on an empty line reveals the next ({left} left).", left=left),
@@ -1013,17 +995,13 @@ class MainScreen(Screen[None]):
         )
 
     def _neighbour(self, delta: int) -> Step | None:
-        """The next/previous step, crossing into the neighbouring chapter at the ends."""
-        assert self.chapter is not None and self.step is not None
-        steps = self.chapter.steps
-        i = steps.index(self.step) + delta
-        if 0 <= i < len(steps):
-            return steps[i]
-        chapters = self.tutor.course.chapters
-        j = chapters.index(self.chapter) + delta
-        if not 0 <= j < len(chapters):
-            return None
-        return chapters[j].steps[0] if delta > 0 else chapters[j].steps[-1]
+        """The next/previous step, crossing into the neighbouring chapter at the ends; after a
+        pass, the next step passes over exercises this machine cannot run (as watch does)."""
+        assert self.step is not None
+        ex = self.exercise
+        if delta > 0 and ex is not None and self._passed(ex):
+            return self.tutor.session.step_after_pass(ex)
+        return self.tutor.session.neighbour(self.step, delta)
 
     def action_next_step(self) -> None:
         step = self._neighbour(+1)

@@ -1,4 +1,5 @@
-"""Step statuses, icons and headline figures: plain Python so they are easy to test."""
+"""A step's status (read, new, started, passed, done, cuda), its icon, and the progress labels:
+plain Python, read by the app, watch and the chapter picker."""
 
 from __future__ import annotations
 
