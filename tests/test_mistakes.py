@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tutor.course import LessonError, load_course
-from ui.course_fixture import build_course
+from support.courses import build_course
 
 MISTAKE = """
 [[steps.mistakes]]

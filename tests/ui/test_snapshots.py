@@ -18,7 +18,7 @@ from tutor.ui.widgets.editor import CodeEditor
 from tutor.ui.widgets.guide import GuideView
 from tutor.ui.widgets.results import ResultsPanel
 
-from .helpers import FakeRunner
+from support.fakes import FakeRunner
 
 PASS = Verdict(
     status="passed",

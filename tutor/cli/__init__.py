@@ -163,7 +163,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         gcpause.resume()
         # Chinese text breaks between characters, by the app's rules (tutor/cjk.py), in the
         # results table, reasons and hints; Textual stays unimported.
-        cjk.install(content=False)
+        cjk.install()
     if not args.command:
         build_parser().print_help()
         return EXIT_USAGE

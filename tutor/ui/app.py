@@ -214,8 +214,7 @@ class TutorApp(App[int]):
         from tutor.ui.widgets.editor import CodeEditor  # loads after the first paint
 
         found = [*CodeEditor.BINDINGS, *MainScreen.BINDINGS, palette, *self.BINDINGS]
-        # MainScreen lists footer bindings twice (shown / hidden twin): list each key once.
-        return [b for b in found if isinstance(b, Binding) and b.description and not (b.id or "").endswith("-any")]
+        return [b for b in found if isinstance(b, Binding) and b.description]
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         """The tutor's own commands only: Textual's generic ones (theme, screenshot, maximize,
@@ -226,10 +225,11 @@ class TutorApp(App[int]):
         if isinstance(screen, MainScreen):
             for b in MainScreen.BINDINGS:
                 assert isinstance(b, Binding)
-                if (b.id or "").endswith("-any") or not b.description:
+                if not b.description:
                     continue
                 key = b.key.split(",")[0]
-                action = b.action.removeprefix("footer_")
+                # Check runs a typed passage too; Run is disabled off a passage (for its key).
+                action = "run" if b.action == "run_passage" else b.action
                 yield SystemCommand(
                     f"{_(b.description)} ({key})",
                     _(b.tooltip or b.description),

@@ -78,47 +78,46 @@ FOOTER: dict[str, tuple[str, ...]] = {
 }
 
 
-# (keys, action, description, id, tooltip) of the bindings the footer may show.
-_SHOWN = [
-    (
-        "ctrl+r,f5",
-        "run",
-        N_("Check"),
-        "run",
-        N_("Check your code (pressing it again cancels the run in flight and restarts)"),
-    ),
-    (
+# The bindings the key bar may show (FOOTER says on which step kinds), each declared once.
+_KEYS = [
+    # Ctrl+R: Run on a passage; elsewhere run_passage is disabled and the key falls through
+    # to Check (which says what it checks on a reading step).
+    Binding(
         "ctrl+r,f5",
         "run_passage",
         N_("Run"),
-        "run-passage",
-        N_("Run the passage you typed as a program and show its output"),
+        id="run-passage",
+        tooltip=N_("Run the passage you typed as a program and show its output"),
     ),
-    ("ctrl+n,alt+right", "next_step", N_("Next"), "next-step", N_("Next step")),
+    Binding(
+        "ctrl+r,f5",
+        "run",
+        N_("Check"),
+        id="run",
+        tooltip=N_("Check your code (pressing it again cancels the run in flight and restarts)"),
+    ),
+    Binding("ctrl+n,alt+right", "next_step", N_("Next"), id="next-step", tooltip=N_("Next step")),
     # Ctrl+P stays Textual's command palette (the way to reach F-key actions on laptops whose
     # F-keys are media keys), so "previous" is Alt+← only.
-    ("alt+left", "previous_step", N_("Prev"), "previous-step", N_("Previous step")),
-    ("f2", "toggle_navigator", N_("Steps"), "steps", N_("Show or hide the list of steps")),
-    ("ctrl+o", "chapters", N_("Chapters"), "chapters", N_("Jump to another chapter")),
-    (
+    Binding("alt+left", "previous_step", N_("Prev"), id="previous-step", tooltip=N_("Previous step")),
+    Binding("f2", "toggle_navigator", N_("Steps"), id="steps", tooltip=N_("Show or hide the list of steps")),
+    Binding("ctrl+o", "chapters", N_("Chapters"), id="chapters", tooltip=N_("Jump to another chapter")),
+    Binding(
         "f9",
         "solution",
         N_("Solution"),
-        "solution",
-        N_("Show the reference solution beside your code (once passed, or after the last hint)"),
+        id="solution",
+        tooltip=N_("Show the reference solution beside your code (once passed, or after the last hint)"),
     ),
-    ("f4", "zoom", N_("Zoom"), "zoom", N_("Give the guide, then the work, the full width; again: side by side")),
-    ("f1", "help", N_("Help"), "help", N_("Every key, what Tab does, the step icons")),
+    Binding(
+        "f4",
+        "zoom",
+        N_("Zoom"),
+        id="zoom",
+        tooltip=N_("Give the guide, then the work, the full width; again: side by side"),
+    ),
+    Binding("f1", "help", N_("Help"), id="help", tooltip=N_("Every key, what Tab does, the step icons")),
 ]
-
-
-def _footer_bindings() -> list[Binding]:
-    """Each binding twice: first the one the footer shows on some step kinds, then a hidden
-    twin so the key still works on the others (a disabled binding falls through to the next
-    one for its key; the shown ones come first so they win the footer's slot for the key)."""
-    shown = [Binding(k, f"footer_{a}", d, id=i, tooltip=t) for k, a, d, i, t in _SHOWN]
-    hidden = [Binding(k, a, d, id=f"{i}-any", show=False, tooltip=t) for k, a, d, i, t in _SHOWN]
-    return shown + hidden
 
 
 class MainScreen(Screen[None]):
@@ -131,7 +130,7 @@ class MainScreen(Screen[None]):
     AUTO_FOCUS = ""
 
     BINDINGS = [
-        *_footer_bindings(),
+        *_KEYS,
         Binding(
             "f8",
             "reset",
@@ -244,7 +243,7 @@ class MainScreen(Screen[None]):
             # Filled by _ensure_work: a reading step's first paint does without the editor.
             yield Vertical(id="work-pane")
         yield Static(id="too-small")
-        yield KeyBar(id="keys")
+        yield KeyBar(id="keys", shows=self.in_key_bar)
 
     def _editor(self) -> CodeEditor:
         # Imported when the work pane is built, after the first paint (TextArea and its
@@ -438,18 +437,16 @@ class MainScreen(Screen[None]):
     # -- footer by step kind --------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action.startswith("footer_"):
-            name = action[len("footer_") :]
-            if name == "run_passage":
-                return self._kind() == "passage" and self._typed_passage() is not None
-            return self._kind() in FOOTER.get(name, ())
+        if action == "run_passage":  # off a passage, Ctrl+R falls through to Check
+            return self._kind() == "passage"
         return True
 
-    def __getattr__(self, name: str) -> object:
-        # footer_<action> runs <action>: the shown twin of a binding does what the hidden does.
-        if name.startswith("action_footer_"):
-            return getattr(self, "action_" + name[len("action_footer_") :])
-        raise AttributeError(name)
+    def in_key_bar(self, binding: Binding) -> bool:
+        """Whether the key bar lists `binding` on this step (the key works everywhere)."""
+        if binding.action == "run_passage":
+            return self._kind() == "passage" and self._typed_passage() is not None
+        kinds = FOOTER.get(binding.action)
+        return kinds is None or self._kind() in kinds
 
     # -- where we are ---------------------------------------------------------------------------
 
