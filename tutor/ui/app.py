@@ -239,7 +239,7 @@ class TutorApp(App[int]):
             yield SystemCommand(
                 _("Wrap long lines") + " (f3)",
                 _("Soft-wrap long lines in the editor on/off"),
-                lambda: screen._editor().action_toggle_wrap(),
+                lambda: screen.work.editor.action_toggle_wrap(),
             )
 
     def switch_language(self, lang: str) -> None:
