@@ -22,6 +22,7 @@ from pathlib import Path
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
+from tutor.status import Status
 from tutor import i18n, reason_lint, zh_lint
 from tutor.course import (
     DEFAULT_LANGUAGE,
@@ -364,9 +365,9 @@ def _mistakes_of(e: Exercise, runner: Runner, scratch: Path, run: bool) -> list[
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(source, encoding="utf-8")
         v = runner.check(e, path)
-        if v.status == "skipped":
+        if v.status == Status.SKIPPED:
             continue
-        if v.status != "failed" or not m.matches(v.reason):
+        if v.status != Status.FAILED or not m.matches(v.reason):
             problems.append(
                 f"{where}: its mutant gives {v.status}: {v.reason[:160]!r}, which does not "
                 f"contain {m.when!r}: the targeted hint would never be offered"

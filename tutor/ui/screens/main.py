@@ -24,7 +24,7 @@ from tutor.course import Chapter, Exercise, Passage, Step
 from tutor.i18n import N_, _
 from tutor.progress import ProgressError
 from tutor.runner.protocol import Verdict
-from tutor.status import status_word
+from tutor.status import Status, status_word
 from tutor.steps import chapter_progress_label, icon, step_status
 from tutor.ui.host import TutorHost
 from tutor.ui.messages import RunDone, RunProgress, SaveDone
@@ -388,7 +388,7 @@ class MainScreen(Screen[None]):
             return
         self.refresh_status()
         if self.step != step:
-            if verdict.status != "cancelled":
+            if verdict.status != Status.CANCELLED:
                 self.notify(f"{step.title}: {status_word(verdict.status)}", timeout=4)
             return
         self.show_verdict(step, verdict)

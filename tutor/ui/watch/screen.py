@@ -21,6 +21,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from tutor.status import Status
 from tutor.course import Exercise
 from tutor.i18n import _
 from tutor.progress import ProgressError
@@ -145,7 +146,7 @@ class WatchScreen(Screen[None]):
             results.show_idle(self._idle_text(ex))
             return
         if arrival.action == "history" and arrival.last is not None:
-            self.shown, self.shown_passed = ex, arrival.last.status == "passed"
+            self.shown, self.shown_passed = ex, arrival.last.status == Status.PASSED
             results.show_verdict(verdict_of(arrival.last), f"{ex.title}  (last check, {ago(arrival.last.at)})")
         elif arrival.action == "check":
             self.check_now()
