@@ -7,6 +7,7 @@ runner imports it in its own process, so the app paints in well under half a sec
 from __future__ import annotations
 
 import sys
+from functools import partial
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
@@ -228,13 +229,10 @@ class TutorApp(App[int]):
                 if not b.description:
                     continue
                 key = b.key.split(",")[0]
-                # Check runs a typed passage too; Run is disabled off a passage (for its key).
-                action = "run" if b.action == "run_passage" else b.action
-                yield SystemCommand(
-                    f"{_(b.description)} ({key})",
-                    _(b.tooltip or b.description),
-                    lambda action=action: screen.run_action(action),
-                )
+                callback: Callable[[], object] = partial(screen.run_action, b.action)
+                if b.action in ("run", "run_passage"):  # disabled by step kind only for their key
+                    callback = getattr(screen, f"action_{b.action}")
+                yield SystemCommand(f"{_(b.description)} ({key})", _(b.tooltip or b.description), callback)
             yield SystemCommand(_("Hint") + " (tab)", _("Reveal the next hint for this exercise"), screen.action_hint)
             yield SystemCommand(
                 _("Wrap long lines") + " (f3)",

@@ -156,7 +156,10 @@ class MainScreen(Screen[None]):
     # -- footer by step kind --------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "run_passage":  # off a passage, Ctrl+R falls through to Check
+        # Ctrl+R is Check, and Run on a passage: the one disabled lets the key through.
+        if action == "run":
+            return self.kind() != "passage"
+        if action == "run_passage":
             return self.kind() == "passage"
         return True
 

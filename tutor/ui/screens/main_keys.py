@@ -25,21 +25,20 @@ FOOTER: dict[str, tuple[str, ...]] = {
 
 # The bindings the key bar may show (FOOTER says on which step kinds), each declared once.
 KEYS = [
-    # Ctrl+R: Run on a passage; elsewhere run_passage is disabled and the key falls through
-    # to Check (which says what it checks on a reading step).
-    Binding(
-        "ctrl+r,f5",
-        "run_passage",
-        N_("Run"),
-        id="run-passage",
-        tooltip=N_("Run the passage you typed as a program and show its output"),
-    ),
+    # Ctrl+R: Check, and Run on a passage (each disabled where the other is the one).
     Binding(
         "ctrl+r,f5",
         "run",
         N_("Check"),
         id="run",
         tooltip=N_("Check your code (pressing it again cancels the run in flight and restarts)"),
+    ),
+    Binding(
+        "ctrl+r,f5",
+        "run_passage",
+        N_("Run"),
+        id="run-passage",
+        tooltip=N_("Run the passage you typed as a program and show its output"),
     ),
     Binding("ctrl+n,alt+right", "next_step", N_("Next"), id="next-step", tooltip=N_("Next step")),
     # Ctrl+P stays Textual's command palette (the way to reach F-key actions on laptops whose
