@@ -44,7 +44,7 @@ def main() -> None:
 
     import torch
 
-    from tutor import checker_api
+    from tutor.runner import checker_api
     from tutor.course import load_course
     from tutor.runner.subject import import_source
 

@@ -130,7 +130,7 @@ def test_unwritable_home_is_one_line(tmp_path):
 
 
 def test_start_argument_forms_resolve_chapter(home, course):
-    from tutor.cli import UsageError, parse_chapter
+    from tutor.cli.common import UsageError, parse_chapter
 
     assert parse_chapter(["chapter", "3"], course) == 3
     assert parse_chapter(["3"], course) == 3

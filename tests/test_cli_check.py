@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ui.course_fixture import build_course
+from support.courses import build_course
 
 TUTOR = [str(Path(sys.executable).with_name("tutor"))]
 

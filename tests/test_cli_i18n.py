@@ -101,7 +101,8 @@ def test_the_cli_wraps_a_zh_reason_at_80_columns_by_the_apps_rules(home: Path) -
     import rich.text
     from rich.console import Console
 
-    from tutor import cjk, cli, headless, i18n
+    from tutor import cjk, cli, i18n
+    from tutor.cli import check as headless
     from tutor.course import load_course
     from tutor.runner.protocol import Verdict
 

@@ -62,14 +62,14 @@ def test_dev_check_reports_a_stub_that_passes_and_a_missing_todo(tmp_path):
 
 def test_no_stub_contains_a_key_line_of_its_solution(course):
     """Issue 15: the stubs state the task, the solutions' `# key` lines are the answer."""
-    from tutor.devcheck import key_line_problems
+    from tutor.course_rules import key_line_problems
 
     found = [p for e in course.exercises for p in key_line_problems(e.stub, e.solution, course)]
     assert not found, "\n".join(found)
 
 
 def test_key_lines_are_compared_as_tokens():
-    from tutor.devcheck import code_lines
+    from tutor.course_rules import code_lines
 
     solution = code_lines(
         "y = torch.where(x > 0, g, g*0.1)  # key\nz = 1  # keyboard\n"

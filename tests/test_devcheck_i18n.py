@@ -13,7 +13,7 @@ import pytest
 
 from tutor import zh_lint
 from tutor.course import load_course
-from tutor.devcheck import (
+from tutor.course_rules import (
     emphasis_problems,
     stale_translations,
     translation_problems,

@@ -133,7 +133,7 @@ def test_a_path_mismatch_is_reported_in_words(runner, tmp_path):
     fix = ROOT / "tests" / "runner_fixtures"
     path = tmp_path / "learner.py"
     path.write_text(
-        "import gc\nfrom tutor import checker_api as checking\n"
+        "import gc\nfrom tutor.runner import checker_api as checking\n"
         "def double(x):\n"
         "    for o in gc.get_objects():\n"
         "        if isinstance(o, checking.Context):\n"

@@ -1,77 +1,88 @@
-"""No import circles inside `tutor/` (issue 19): a module's top-level imports, TYPE_CHECKING
-blocks aside, form a graph without cycles, and the UI never imports torch."""
+"""The layout's import contracts (issues 19 and 26), on grimp's graph of every import in
+`tutor/`: top-level, inside functions (lazy) and under `if TYPE_CHECKING:` alike.
+
+- no import circles between tutor's modules;
+- the core (the learning rules and what they stand on) imports neither Textual nor torch, not
+  even through another module;
+- Textual is imported only in tutor/ui;
+- the UI never reaches torch, through any chain of imports.
+"""
 
 from __future__ import annotations
 
-import ast
-from pathlib import Path
+from functools import cache
 
-ROOT = Path(__file__).resolve().parents[1]
-PKG = ROOT / "tutor"
+import grimp
+import pytest
 
-
-def _module(path: Path) -> str:
-    parts = path.relative_to(ROOT).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def _top_level_imports(path: Path, name: str) -> set[str]:
-    tree = ast.parse(path.read_text(encoding="utf-8"))
-    found: set[str] = set()
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-
-    def visit(body: list[ast.stmt]) -> None:
-        for node in body:
-            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-                continue
-            if isinstance(node, ast.Import):
-                found.update(a.name for a in node.names)
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    up = package.split(".")[: len(package.split(".")) - node.level + 1]
-                    base = ".".join(up + ([node.module] if node.module else []))
-                found.add(base)
-                found.update(f"{base}.{a.name}" for a in node.names)
-            elif isinstance(node, (ast.If, ast.Try)):
-                visit(node.body)
-                visit(getattr(node, "orelse", []))
-                for h in getattr(node, "handlers", []):
-                    visit(h.body)
-
-    visit(tree.body)
-    return found
+# The learning rules and the plain-Python modules every front end builds on.
+CORE = (
+    "tutor.session",
+    "tutor.watch_session",
+    "tutor.status",
+    "tutor.steps",
+    "tutor.course",
+    "tutor.progress",
+    "tutor.workspace",
+    "tutor.editor_file",
+    "tutor.formatting",
+    "tutor.i18n",
+    "tutor.runner.protocol",
+    "tutor.runner.client",
+)
 
 
-def _graph() -> dict[str, set[str]]:
-    modules = {_module(p): p for p in PKG.rglob("*.py") if "_course" not in p.parts}
-    return {
-        name: {m for m in _top_level_imports(path, name) if m in modules and m != name}
-        for name, path in modules.items()
-    }
+@cache
+def graph() -> grimp.ImportGraph:
+    return grimp.build_graph("tutor", include_external_packages=True, exclude_type_checking_imports=False)
 
 
-def test_no_import_circles_in_tutor():
-    graph = _graph()
+def ours() -> list[str]:
+    return sorted(m for m in graph().modules if m == "tutor" or m.startswith("tutor."))
+
+
+def test_the_graph_sees_lazy_and_type_checking_imports() -> None:
+    """Guards the contracts below: a graph of top-level imports only would pass them vacuously."""
+    g = graph()
+    assert "tutor.ui.app" in g.find_modules_directly_imported_by("tutor.cli.learn")  # inside cmd_start
+    assert "tutor.runner.client" in g.find_modules_directly_imported_by("tutor.ui.host")  # TYPE_CHECKING
+
+
+def test_no_import_circles_in_tutor() -> None:
+    g = graph()
+    edges = {m: sorted(x for x in g.find_modules_directly_imported_by(m) if x.startswith("tutor.")) for m in ours()}
     cycles: list[list[str]] = []
     state: dict[str, int] = {}
 
     def dfs(node: str, stack: list[str]) -> None:
         state[node] = 1
-        for nxt in sorted(graph[node]):
+        for nxt in edges.get(node, ()):
             if state.get(nxt) == 1:
                 cycles.append(stack[stack.index(nxt) :] + [nxt])
             elif nxt not in state:
                 dfs(nxt, stack + [nxt])
         state[node] = 2
 
-    for node in sorted(graph):
+    for node in edges:
         if node not in state:
             dfs(node, [node])
     assert not cycles, "import circles: " + "; ".join(" -> ".join(c) for c in cycles[:5])
 
 
-def test_the_ui_never_imports_torch_at_module_level():
-    for path in (PKG / "ui").rglob("*.py"):
-        imports = _top_level_imports(path, _module(path))
-        assert not any(i == "torch" or i.startswith("torch.") for i in imports), path
+@pytest.mark.parametrize("module", CORE)
+@pytest.mark.parametrize("heavy", ["textual", "torch"])
+def test_the_core_imports_neither_textual_nor_torch(module: str, heavy: str) -> None:
+    chain = graph().find_shortest_chain(importer=module, imported=heavy)
+    assert chain is None, " -> ".join(chain or ())
+
+
+def test_only_the_ui_imports_textual() -> None:
+    g = graph()
+    found = [m for m in ours() if not m.startswith("tutor.ui") and "textual" in g.find_modules_directly_imported_by(m)]
+    assert not found, found
+
+
+def test_the_ui_never_reaches_torch() -> None:
+    g = graph()
+    chains = [g.find_shortest_chain(importer=m, imported="torch") for m in ours() if m.startswith("tutor.ui")]
+    assert not any(chains), [" -> ".join(c) for c in chains if c]

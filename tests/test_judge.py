@@ -96,7 +96,7 @@ def test_a_number_where_nan_must_propagate_is_a_failure():
 def test_no_mutation_does_not_call_a_nan_input_changed(tmp_path):
     import torch
 
-    from tutor.checker_api import Channel, Context
+    from tutor.runner.checker_api import Channel, Context
 
     class Record(Channel):
         def __init__(self) -> None:

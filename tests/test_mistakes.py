@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tutor.course import LessonError, load_course
-from ui.course_fixture import build_course
+from support.courses import build_course
 
 MISTAKE = """
 [[steps.mistakes]]
@@ -54,7 +54,7 @@ def test_a_bad_mistake_names_its_file_and_field(tmp_path, extra, field):
 
 @pytest.mark.slow
 def test_dev_check_runs_each_mutant_and_proves_its_hint_reachable(tmp_path, runner):
-    from tutor.devcheck import mistake_problems
+    from tutor.course_rules import mistake_problems
 
     good = course_with(tmp_path / "good", MISTAKE)
     ex = load_course(good / "lessons", good / "solutions").exercise("sigmoid")

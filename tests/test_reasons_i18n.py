@@ -10,7 +10,7 @@ import pytest
 
 from tutor import i18n
 from tutor.course import LessonError, load_course
-from tutor.devcheck import reason_problems
+from tutor.course_rules import reason_problems
 from tutor.reason_lint import (
     bare_figure_words,
     bare_reasons,

@@ -355,7 +355,7 @@ def test_a_tensor_subclass_that_reads_the_callers_frame_cannot_forward_the_expec
 
 RESEAL = """\
 import gc
-from tutor import checker_api
+from tutor.runner import checker_api
 
 
 done = []

@@ -402,7 +402,7 @@ def test_writing_a_verdict_into_any_ancestor_pipe_is_impossible(runner, tmp_path
 
 def test_patching_context_expect_close_is_caught(runner, tmp_path):
     src = """
-    from tutor import checker_api as checking
+    from tutor.runner import checker_api as checking
     _orig = checking.Context.expect_close
     def lenient(self, name, actual, expected, **kw):
         return _orig(self, name, expected, expected, **kw)
@@ -417,7 +417,7 @@ def test_patching_context_expect_close_is_caught(runner, tmp_path):
 def test_wrapping_the_channel_found_through_gc_is_caught(runner, tmp_path):
     src = """
     import gc
-    from tutor import checker_api as checking
+    from tutor.runner import checker_api as checking
     def double(x):
         for obj in gc.get_objects():
             if isinstance(obj, checking.Context):
@@ -554,7 +554,7 @@ def test_rewriting_the_checker_file_on_disk_changes_nothing(runner, tmp_path):
 
 def test_the_tamper_tripwire_can_be_disabled_only_by_failing(runner, tmp_path):
     src = """
-    from tutor import checker_api as checking
+    from tutor.runner import checker_api as checking
     checking.Context.tampered = lambda self: ""
     checking._changed = lambda a, b: []
     def double(x):

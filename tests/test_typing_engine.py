@@ -19,14 +19,7 @@ from tutor.typing_engine import (
     format_accuracy,
     normalize,
 )
-
-
-class FakeClock:
-    def __init__(self, now: float = 100.0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
+from support.fakes import FakeClock
 
 
 def type_text(s: TypingSession, text: str, clock: FakeClock | None = None, step: float = 0.0) -> None:

@@ -15,17 +15,10 @@ from hypothesis import strategies as st
 
 from tutor.course import Passage, load_course
 from tutor.typing_engine import AUTO, CARET, CORRECT, EXTRA, MISSED, TypingSession, format_accuracy, normalize
+from support.fakes import FakeClock
 
 PASSAGES: list[Passage] = [s for s in load_course().steps() if isinstance(s, Passage)]
 BACKSPACE = "\b"
-
-
-class FakeClock:
-    def __init__(self, now: float = 0.0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def replay(session: TypingSession, keys: str, clock: FakeClock | None = None, step: float = 0.25) -> None:
@@ -83,7 +76,7 @@ def test_one_slip_per_line_counts_only_that_position(passage: Passage) -> None:
     typed = list(code)
     for p in slips:
         typed[p] = "Q" if code[p] != "Q" else "Z"
-    clock = FakeClock()
+    clock = FakeClock(0.0)
     s = TypingSession(code, clock=clock)
     replay(s, "".join(typed) + "\n", clock, step=0.25)  # 0.25 s a key: 48 WPM
     st_ = s.stats()
@@ -198,7 +191,7 @@ def check_invariants(s: TypingSession) -> None:
 @settings(max_examples=300, deadline=None)
 @given(target=TARGETS, keys=KEYS)
 def test_random_keystrokes_keep_the_figures_consistent(target: str, keys: list[str]) -> None:
-    clock = FakeClock()
+    clock = FakeClock(0.0)
     s = TypingSession(target, clock=clock)
     check_invariants(s)
     for key in keys:
@@ -210,7 +203,7 @@ def test_random_keystrokes_keep_the_figures_consistent(target: str, keys: list[s
 @given(typing=noisy_typing())
 def test_noisy_typing_keeps_the_figures_consistent(typing: tuple[str, list[str]]) -> None:
     target, keys = typing
-    clock = FakeClock()
+    clock = FakeClock(0.0)
     s = TypingSession(target, clock=clock)
     check_invariants(s)
     for key in keys:

@@ -11,7 +11,6 @@ import importlib.util
 import json
 import os
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any, Callable
@@ -19,44 +18,12 @@ from typing import Any, Callable
 import pytest
 
 from tutor import cli
-from tutor.course import Course, Exercise
+from tutor.course import Course
 from tutor.progress import Progress
-from tutor.runner.client import MachineInfo, Runner
-from tutor.runner.protocol import CANCELLED, Event, Verdict
+from tutor.runner.client import Runner
+from tutor.runner.protocol import Verdict
 from tutor.workspace import PYRIGHT_CONFIG, VSCODE_SETTINGS, Workspace
-
-
-class FakeRunner:
-    """Canned verdicts by file content, no torch process. `hold` makes the first check wait
-    until it is cancelled, like a slow check interrupted by another save."""
-
-    def __init__(self, verdict_for: Callable[[str], Verdict], hold: bool = False) -> None:
-        self.verdict_for = verdict_for
-        self.hold = hold
-        self.calls: list[str] = []
-        self.cancelled = threading.Event()
-        self.lock = threading.Lock()
-
-    def start(self) -> MachineInfo:
-        return MachineInfo("fake", 0, 0.0)
-
-    def check(self, exercise: Exercise, code: Path, on_event: Any = None, seed: Any = None) -> Verdict:
-        with self.lock:  # one run at a time, as the real runner
-            text = Path(code).read_text()
-            self.calls.append(text)
-            if on_event:
-                on_event(Event("phase", "checking trial 1/3", 0.1))
-            if self.hold and len(self.calls) == 1:
-                self.cancelled.wait(10)
-                return Verdict(status=CANCELLED)
-            return self.verdict_for(text)
-
-    def cancel(self) -> bool:
-        self.cancelled.set()
-        return True
-
-    def close(self) -> None:
-        pass
+from support.fakes import FakeRunner
 
 
 def by_marker(text: str) -> Verdict:
@@ -83,7 +50,7 @@ def banner(app: Any) -> str:
 
 
 def make_app(course: Course, home: Path, exercise_id: str, runner: Any) -> Any:
-    from tutor.watch.app import WatchApp
+    from tutor.ui.watch.app import WatchApp
 
     ws = Workspace(home)
     ws.ensure(course)
@@ -150,7 +117,7 @@ def test_watch_checks_every_save_and_moves_on_after_a_pass(home, course, shared_
 
 
 def test_a_save_during_a_check_cancels_it_and_checks_the_new_text(home, course):
-    runner = FakeRunner(by_marker, hold=True)
+    runner = FakeRunner(verdict_for=by_marker, block_first=True)
     app = make_app(course, home, "sigmoid", runner)
     path = Workspace(home).path(course.exercise("sigmoid"))
 
@@ -163,7 +130,7 @@ def test_a_save_during_a_check_cancels_it_and_checks_the_new_text(home, course):
             write(path, "# right\n")
             await wait_for(pilot, lambda: "PASS" in banner(app), what="PASS")
             assert runner.cancelled.is_set()
-            assert runner.calls == ["# first try\n", "# right\n"]
+            assert runner.texts == ["# first try\n", "# right\n"]
             # The cancelled run says nothing about the code: not shown, not recorded.
             assert app.watch_screen.history == [("sigmoid", "passed")]
             await pilot.press("q")
@@ -176,7 +143,7 @@ def test_a_save_during_a_check_cancels_it_and_checks_the_new_text(home, course):
 
 
 def test_saving_unchanged_text_starts_no_check_and_r_rechecks(home, course):
-    runner = FakeRunner(by_marker)
+    runner = FakeRunner(verdict_for=by_marker)
     app = make_app(course, home, "sigmoid", runner)
     path = Workspace(home).path(course.exercise("sigmoid"))
 
@@ -203,7 +170,7 @@ def test_saving_unchanged_text_starts_no_check_and_r_rechecks(home, course):
 def test_saves_are_checked_once_even_without_change_events(home, course):
     """On a file system that sends no change events (a network mount), the once-a-second look
     at the file still checks every save; with events too, one save is one check."""
-    runner = FakeRunner(by_marker)
+    runner = FakeRunner(verdict_for=by_marker)
     app = make_app(course, home, "sigmoid", runner)
     app.watcher.start = lambda: None  # type: ignore[method-assign]  # no events at all
     path = Workspace(home).path(course.exercise("sigmoid"))
@@ -218,9 +185,9 @@ def test_saves_are_checked_once_even_without_change_events(home, course):
         run(scenario())
     finally:
         app.close_resources()
-    assert runner.calls == ["# right\n"]
+    assert runner.texts == ["# right\n"]
 
-    runner2 = FakeRunner(by_marker)
+    runner2 = FakeRunner(verdict_for=by_marker)
     app2 = make_app(course, home, "straight-through", runner2)
     path2 = Workspace(home).path(course.exercise("straight-through"))
 
@@ -235,19 +202,19 @@ def test_saves_are_checked_once_even_without_change_events(home, course):
         run(both())
     finally:
         app2.close_resources()
-    assert runner2.calls == ["# attempt\n"]
+    assert runner2.texts == ["# attempt\n"]
 
 
 def test_keys_hint_solution_list_and_moving(home, course):
     sigmoid = course.exercise("sigmoid")
-    runner = FakeRunner(by_marker)
+    runner = FakeRunner(verdict_for=by_marker)
     app = make_app(course, home, "sigmoid", runner)
 
     async def scenario() -> None:
         from textual.widgets import OptionList
 
         from tutor.ui.screens.solution import SolutionScreen
-        from tutor.watch.picker import ExercisePicker
+        from tutor.ui.watch.picker import ExercisePicker
 
         async with app.run_test(size=(80, 24)) as pilot:
             screen = app.watch_screen
@@ -299,18 +266,18 @@ def test_arriving_shows_the_last_verdict_from_history_or_checks_a_changed_file(h
     progress.record_run(
         "sigmoid", "passed", "all checks passed", {"time": {"learner_s": 0.01, "reference_s": 0.02, "speedup": 2.0}}
     )
-    runner = FakeRunner(by_marker)
+    runner = FakeRunner(verdict_for=by_marker)
     app = make_app(course, home, "sigmoid", runner)
 
     async def scenario() -> None:
         async with app.run_test(size=(80, 24)) as pilot:
             await wait_for(pilot, lambda: "PASS" in banner(app), what="the recorded pass")
             assert "last check" in banner(app)
-            assert runner.calls == []  # nothing changed since: no run
+            assert runner.texts == []  # nothing changed since: no run
             ws.write(course.exercise("leaky-relu"), "# edited in the editor while away\n")
             await pilot.press("n")
             await wait_for(pilot, lambda: "FAIL" in banner(app), what="a check of the changed file")
-            assert runner.calls == ["# edited in the editor while away\n"]
+            assert runner.texts == ["# edited in the editor while away\n"]
             await pilot.press("q")
 
     try:
@@ -323,11 +290,11 @@ def test_arriving_shows_the_last_verdict_from_history_or_checks_a_changed_file(h
 
 
 def test_after_pass_skips_passed_exercises_and_wraps(home, course):
-    from tutor.watch.session import WatchSession
+    from tutor.watch_session import WatchSession
 
     progress = Progress(home)
     ws = Workspace(home)
-    session = WatchSession(course, progress, ws, lambda: FakeRunner(by_marker), course.exercise("sigmoid"))
+    session = WatchSession(course, progress, ws, lambda: FakeRunner(verdict_for=by_marker), course.exercise("sigmoid"))
     session.gpus = 0
     for done in ("leaky-relu", "stable-logsumexp"):
         progress.mark_passed(done)
@@ -343,19 +310,19 @@ def test_after_pass_skips_passed_exercises_and_wraps(home, course):
 
 
 def test_hints_are_shared_with_the_cli(home, course, capsys):
-    from tutor.watch.session import WatchSession
+    from tutor.watch_session import WatchSession
 
     assert cli.main(["hint", "sigmoid"]) == 0
     session = WatchSession(
-        course, Progress(home), Workspace(home), lambda: FakeRunner(by_marker), course.exercise("sigmoid")
+        course, Progress(home), Workspace(home), lambda: FakeRunner(verdict_for=by_marker), course.exercise("sigmoid")
     )
-    assert session.hints_used() == 1
+    assert session.hints_used(session.current) == 1
     assert session.reveal_hint()
     assert Progress(home).exercise("sigmoid").hints_used == 2
 
 
 def test_file_watcher_reports_each_save_of_the_target_only(tmp_path):
-    from tutor.watch.watcher import FileWatcher
+    from tutor.file_watcher import FileWatcher
 
     root = tmp_path / "ws"
     (root / "ch").mkdir(parents=True)
@@ -434,7 +401,7 @@ def test_watch_without_a_terminal_or_with_a_bad_target_is_one_line(home, capsys)
 
 
 def test_watch_chapter_starts_at_its_first_unfinished_exercise(home, course):
-    from tutor.watch.commands import watch_target
+    from tutor.cli.watch import watch_target
 
     progress = Progress(home)
     progress.mark_passed("sigmoid")

@@ -133,14 +133,7 @@ def divide_line(text: str, width: int, fold: bool = True) -> list[int]:
     return breaks
 
 
-def install(content: bool = True) -> None:
-    """Use `divide_line` for every Rich Text (and, with `content`, Textual Content) wrapped
-    from now on."""
+def install() -> None:
+    """Use `divide_line` for every Rich Text wrapped from now on (the app adds Textual's
+    Content: tutor/ui/cjk.py)."""
     rich.text.divide_line = divide_line  # type: ignore[attr-defined]
-    if not content:
-        return
-    try:
-        import textual.content
-    except ImportError:
-        return
-    textual.content.divide_line = divide_line  # type: ignore[attr-defined]

@@ -23,12 +23,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from tutor.status import Status
 from tutor.course import Course, Exercise, _tomllib
 from tutor.seeds import seed_pool
 
 RECORD = "mutants.toml"
 FORMAT_VERSION = 1
-REJECTED = ("failed", "error", "timeout", "crashed")
+REJECTED = (Status.FAILED, Status.ERROR, Status.TIMEOUT, Status.CRASHED)
 # cosmic-ray operators that need arguments or only rename variables (mostly noise here).
 _SKIPPED_OPERATORS = ("core/VariableReplacer", "core/VariableInserter", "core/ExceptionReplacer")
 # Bitwise and shift operators put where arithmetic was only raise on float tensors: noise.

@@ -22,6 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
+from tutor.status import Status
+
 T = TypeVar("T")
 
 DB_NAME = "progress.sqlite3"
@@ -270,7 +272,7 @@ class Progress:
 
     def _row(self, r: sqlite3.Row) -> ExerciseProgress:
         status, passed_at = r["status"], r["passed_at"]
-        if status == "passed" and not self._sealed(r):
+        if status == Status.PASSED and not self._sealed(r):
             status, passed_at = "started", None  # not written by a verdict: does not count
         return ExerciseProgress(r["exercise"], status, r["hints_used"], r["updated_at"], passed_at)
 
@@ -295,7 +297,7 @@ class Progress:
         """Record a pass: call it only with a passing verdict from the runner in hand."""
         now = time.time()
         previous = self.exercise(exercise)
-        passed_at = previous.passed_at if previous.status == "passed" and previous.passed_at else now
+        passed_at = previous.passed_at if previous.status == Status.PASSED and previous.passed_at else now
         self._write(
             """INSERT INTO exercise (exercise, status, updated_at, passed_at, seal)
                        VALUES (?, 'passed', ?, ?, ?)
@@ -326,7 +328,7 @@ class Progress:
             (exercise, time.time(), role, status, reason, json.dumps(figures or {})),
         )
         if role == "learner":
-            if status == "passed":
+            if status == Status.PASSED:
                 self.mark_passed(exercise)
             else:
                 self.mark_started(exercise)
@@ -456,7 +458,7 @@ def _salvage(damaged: Path, fresh: sqlite3.Connection) -> dict[str, int]:
                 except sqlite3.Error:
                     continue
                 if table == "exercise":
-                    counts["passes" if values.get("status") == "passed" else "exercises"] += 1
+                    counts["passes" if values.get("status") == Status.PASSED else "exercises"] += 1
                 elif table == "run":
                     counts["runs"] += 1
                 elif table == "typing":

@@ -1,4 +1,4 @@
-"""The checker of the probe tests: one call, every promise of tutor.probes."""
+"""The checker of the probe tests: one call, every promise of tutor.runner.probes."""
 
 import torch
 

@@ -7,44 +7,17 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 import time
 import uuid
 from pathlib import Path
 
 import pytest
 
+from support.tmux import Pane, tutor_command
+
 pytestmark = [pytest.mark.slow, pytest.mark.tmux]
 
 TMUX = shutil.which("tmux")
-
-
-def tutor_command() -> str:
-    exe = Path(sys.executable).with_name("tutor")
-    return str(exe) if exe.exists() else f"{sys.executable} -m tutor"
-
-
-class Pane:
-    def __init__(self, session: str) -> None:
-        self.session = session
-
-    def send(self, key: str) -> None:
-        subprocess.run(["tmux", "send-keys", "-t", self.session, key], check=True)
-
-    def screen(self) -> str:
-        return subprocess.run(
-            ["tmux", "capture-pane", "-p", "-t", self.session], check=True, capture_output=True, text=True
-        ).stdout
-
-    def wait_for(self, needle: str, timeout: float = 60) -> str:
-        deadline = time.monotonic() + timeout
-        text = ""
-        while time.monotonic() < deadline:
-            text = self.screen()
-            if needle in text:
-                return text
-            time.sleep(0.2)
-        raise AssertionError(f"{needle!r} never appeared; the screen was:\n{text}")
 
 
 def save(path: Path, text: str) -> None:
@@ -69,7 +42,7 @@ def test_watch_in_a_real_terminal(tmp_path, course):
     session = f"tutor-watch-{uuid.uuid4().hex[:8]}"
     cmd = f"env -u COLUMNS -u LINES TUTOR_HOME={home} {tutor_command()} watch sigmoid"
     subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "80", "-y", "24", cmd], check=True)
-    pane = Pane(session)
+    pane = Pane(session, pause=0)
     try:
         pane.wait_for("every save is checked", timeout=60)
         screen = pane.wait_for("q Quit", timeout=10)  # the keys are in view at 80x24

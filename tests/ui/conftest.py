@@ -9,7 +9,7 @@ from typing import Callable, Iterator
 
 import pytest
 
-from .course_fixture import build_course
+from support.courses import build_course
 from tutor.course import Course, load_course
 from tutor.ui.app import TutorApp
 

@@ -1,58 +1,13 @@
-"""Test helpers: a fake Runner (canned verdicts, no torch process) and widget text."""
+"""UI test helpers: key presses and widget text (the fakes are in tests/support/fakes.py)."""
 
 from __future__ import annotations
 
 import io
-import threading
 import time
 from typing import Callable
-from pathlib import Path
 
 from rich.console import Console
 from textual.widgets import Static
-
-from tutor.course import Exercise
-from tutor.runner.client import MachineInfo
-from tutor.runner.protocol import CANCELLED, Event, Verdict
-
-
-class FakeRunner:
-    """Stands in for tutor.runner.client.Runner: canned verdicts, no torch process."""
-
-    def __init__(
-        self, verdicts: list[Verdict] | None = None, events: list[Event] | None = None, block_first: bool = False
-    ) -> None:
-        self.verdicts = list(verdicts or [Verdict(status="passed")])
-        self.events = events or [Event("phase", "checking trial 1/4", 0.1)]
-        self.block_first = block_first
-        self.calls: list[tuple[str, str]] = []
-        self.cancelled = threading.Event()
-        self.cancels = 0
-
-    def start(self) -> MachineInfo:
-        return MachineInfo("fake", 0, 0.0)
-
-    def check(self, exercise: Exercise, code: Path, on_event=None, seed=None) -> Verdict:
-        self.calls.append((exercise.id, Path(code).read_text()))
-        for e in self.events:
-            if on_event:
-                on_event(e)
-        if self.block_first and len(self.calls) == 1:
-            self.cancelled.wait(10)
-            return Verdict(status=CANCELLED)
-        return self.verdicts.pop(0) if len(self.verdicts) > 1 else self.verdicts[0]
-
-    def run_script(self, path: Path, on_event=None, timeout: float = 120) -> Verdict:
-        self.calls.append(("script", Path(path).read_text()))
-        return Verdict(status="passed", reason="the program ran to the end", output="hello from the passage\n")
-
-    def cancel(self) -> bool:
-        self.cancels += 1
-        self.cancelled.set()
-        return True
-
-    def close(self) -> None:
-        pass
 
 
 KEY_NAMES = {" ": "space", "\n": "enter", "\t": "tab"}

@@ -15,10 +15,12 @@ from tutor.ui.screens.help import HelpScreen
 from tutor.ui.screens.main import MainScreen
 from tutor.ui.widgets.navigator import StepNavigator
 
-from .course_fixture import build_course
+from support.courses import build_course
 from tutor.ui.widgets.guide import GuideView
 
-from .helpers import FakeRunner, keys_for, text_of
+from support.fakes import FakeRunner
+
+from .helpers import keys_for, text_of
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -1,4 +1,4 @@
-"""`tutor doctor` names the fix for each missing prerequisite (tutor/doctor.py)."""
+"""`tutor doctor` names the fix for each missing prerequisite (tutor/cli/doctor.py)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-import tutor.doctor as doctor_mod
+import tutor.cli.doctor as doctor_mod
 
 
 def test_every_missing_prerequisite_comes_with_its_fix(

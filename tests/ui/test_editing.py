@@ -65,7 +65,7 @@ def test_work_survives_a_killed_process(tmp_path: Path) -> None:
     import subprocess
     import sys
 
-    from .course_fixture import build_course
+    from support.courses import build_course
 
     root = build_course(tmp_path / "course")
     home = tmp_path / "home"

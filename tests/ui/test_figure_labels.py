@@ -12,7 +12,7 @@ from textual.app import App, ComposeResult
 from textual.widgets import Static
 
 from tutor import i18n
-from tutor.headless import summary_figures
+from tutor.cli.check import summary_figures
 from tutor.runner.protocol import FIGURE_LABELS, Verdict
 from tutor.ui.figures import figures_view
 from tutor.ui.widgets.memory_plot import MemoryPlot, series

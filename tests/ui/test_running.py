@@ -16,8 +16,10 @@ from tutor.ui.widgets.editor import CodeEditor
 from tutor.ui.widgets.navigator import StepNavigator
 from tutor.ui.widgets.results import ResultsPanel
 
-from .course_fixture import SOLUTION
-from .helpers import FakeRunner, text_of, wait_for
+from support.courses import SOLUTION
+from support.fakes import FakeRunner
+
+from .helpers import text_of, wait_for
 
 PASSED = Verdict(
     status="passed",

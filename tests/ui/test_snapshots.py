@@ -18,7 +18,7 @@ from tutor.ui.widgets.editor import CodeEditor
 from tutor.ui.widgets.guide import GuideView
 from tutor.ui.widgets.results import ResultsPanel
 
-from .helpers import FakeRunner
+from support.fakes import FakeRunner
 
 PASS = Verdict(
     status="passed",
@@ -78,7 +78,7 @@ async def _steady(pilot) -> None:
     app = pilot.app
     for _ in range(500):
         main = app.screen_stack[0] if app.screen_stack else None
-        if isinstance(main, MainScreen) and main.step is not None and main._work_built:
+        if isinstance(main, MainScreen) and main.step is not None and main.work.built:
             break
         await pilot.pause(0.01)
     else:
@@ -160,7 +160,7 @@ async def _memory_check_then_passage(pilot) -> None:
     assert main.query("MemoryPlot"), "the exercise's check drew its memory chart"
     await pilot.press("alt+left")
     for _ in range(500):
-        if main.step is not None and main.step.id == "first-function" and main._work_built:
+        if main.step is not None and main.step.id == "first-function" and main.work.built:
             break
         await pilot.pause(0.01)
     await _steady(pilot)

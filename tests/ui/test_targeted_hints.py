@@ -14,8 +14,10 @@ from tutor.ui.app import TutorApp
 from tutor.ui.widgets.editor import CodeEditor
 from tutor.ui.widgets.results import ResultsPanel
 
-from .course_fixture import build_course
-from .helpers import FakeRunner, text_of, wait_for
+from support.courses import build_course
+from support.fakes import FakeRunner
+
+from .helpers import text_of, wait_for
 
 MISTAKE = """
 [[steps.mistakes]]

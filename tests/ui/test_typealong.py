@@ -18,6 +18,7 @@ from textual.widgets import Footer, Static
 from tutor.progress import Progress, ProgressError, TypingRecord
 from tutor.typing_engine import format_accuracy, normalize
 from tutor.ui.widgets.typealong import TypeAlong, TypingArea
+from support.fakes import FakeClock
 
 KEY = "02-custom-autograd/first-function"
 CODE = """\
@@ -31,14 +32,6 @@ def double(x):
 # What the learner types: auto-indent and the blank line are filled in for them.
 TYPED = "import torch\ndef double(x):\nif x is None:\nreturn 0\nreturn x * 2"
 KEY_NAMES = {" ": "space", "\n": "enter", "\t": "tab"}
-
-
-class FakeClock:
-    def __init__(self, now: float = 100.0) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
 
 
 class Host(App[None]):

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from tutor.progress import ExerciseProgress
-from tutor.ui.autosave import Debouncer, EditorFile
+from tutor.editor_file import Debouncer, EditorFile
 from tutor.ui.figures import bar, figures_view, fmt_bytes, fmt_seconds
 from tutor.ui.screens.solution import side_by_side
-from tutor.ui.status import (
+from tutor.steps import (
     Snapshot,
     chapter_label,
     chapter_progress_label,

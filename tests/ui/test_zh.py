@@ -22,8 +22,10 @@ from tutor.ui.widgets.keybar import KeyBar
 from tutor.ui.widgets.navigator import StepNavigator, wrap_cells
 from tutor.ui.widgets.results import ResultsPanel
 
-from .course_fixture import build_course
-from .helpers import FakeRunner, text_of
+from support.courses import build_course
+from support.fakes import FakeRunner
+
+from .helpers import text_of
 from .test_snapshots import _hints_and_check, _steady
 
 ZH_GUIDES = {

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from tutor.runner.protocol import FIGURE_LABELS, Verdict
 
-from .helpers import FakeRunner
+from support.fakes import FakeRunner
 from .test_snapshots import _hints_and_check
 from .test_zh import SIZES, make_zh_app, plain_editor, zh_root  # noqa: F401  (fixtures)
 

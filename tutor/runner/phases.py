@@ -1,5 +1,5 @@
 """Phases the runner itself announces while a check starts (the checker announces the rest
-with `ctx.phase`, `ctx.build`, `ctx.time`, `ctx.memory`: see tutor/checker_api.py).
+with `ctx.phase`, `ctx.build`, `ctx.time`, `ctx.memory`: see tutor/runner/checker_api.py).
 
 Kept apart from the supervisor so that what a learner reads while processes start is in one
 small place: the supervisor only calls `launching` before it starts a role's processes.

@@ -7,16 +7,12 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from tutor.i18n import N_
+from tutor.status import Status
 
-# Verdict statuses. Only "passed" counts as done.
-PASSED = "passed"
-FAILED = "failed"  # the check ran and found a difference
-ERROR = "error"  # the learner's code raised, or exited before the check finished
-TIMEOUT = "timeout"
-CRASHED = "crashed"  # killed by a signal (segfault in an extension, abort, out of memory)
-SKIPPED = "skipped"  # this machine lacks what the exercise needs (CUDA, GPUs)
-CANCELLED = "cancelled"
-STATUSES = (PASSED, FAILED, ERROR, TIMEOUT, CRASHED, SKIPPED, CANCELLED)
+# Verdict statuses: the members of tutor.status.Status (its words and styles live there).
+PASSED, FAILED, ERROR, TIMEOUT = Status.PASSED, Status.FAILED, Status.ERROR, Status.TIMEOUT
+CRASHED, SKIPPED, CANCELLED = Status.CRASHED, Status.SKIPPED, Status.CANCELLED
+STATUSES = tuple(Status)
 
 # The call contract's categories (tutor.runner.contract): what a call into learner code may not
 # leave changed unless the reference's same call changes it too, or the exercise's manifest

@@ -105,10 +105,10 @@ def main() -> None:
     # server ends when the client closes its stdin, and the client kills it when it hangs.
     import torch  # noqa: F401 - the point of this process
 
-    import tutor.checker_api  # noqa: F401 - so runs need not import it
-    from tutor.runner import batons, supervisor, wire  # noqa: F401
+    import tutor.runner.checker_api  # noqa: F401 - so runs need not import it
+    from tutor.runner import build_locks, supervisor, wire  # noqa: F401
 
-    batons.install()
+    build_locks.install()
 
     write(
         "ready",

@@ -25,7 +25,7 @@ import types
 from pathlib import Path
 from typing import Any, Callable
 
-from tutor.checker_api import Channel
+from tutor.runner.checker_api import Channel
 from tutor.i18n import _
 from tutor.runner import sandbox, wire
 from tutor.runner.protocol import RunRequest
@@ -245,7 +245,7 @@ def run_subject(
     try:
         import torch
 
-        from tutor import checker_api as checking
+        from tutor.runner import checker_api as checking
 
         torch.manual_seed(request.seed or 0)
         if not request.checker:
@@ -306,7 +306,7 @@ def run_subject(
         else:
             send(("done",))
     except BaseException as exc:  # noqa: BLE001 - everything the learner raises is reported
-        from tutor.checker_api import CheckFailed
+        from tutor.runner.checker_api import CheckFailed
 
         flush_all()
         try:
@@ -368,7 +368,7 @@ def _isolate(role: str) -> None:
         sandbox.make_private()
     else:
         sandbox.drop_ptrace()
-        for name in ("tutor.progress", "tutor.workspace", "tutor.cli", "tutor.headless"):
+        for name in ("tutor.progress", "tutor.workspace", "tutor.session", "tutor.cli"):
             sys.modules[name] = None  # type: ignore[assignment]
 
 

@@ -7,6 +7,7 @@ runner imports it in its own process, so the app paints in well under half a sec
 from __future__ import annotations
 
 import sys
+from functools import partial
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable
@@ -20,10 +21,12 @@ from tutor import i18n, paths
 from tutor.course import Chapter, Course, LessonError, load_course
 from tutor.i18n import N_, _
 from tutor.progress import Progress, ProgressError
+from tutor.session import LearnerSession
+from tutor.ui.background import background
 from tutor.ui.messages import RunnerFailed, RunnerReady, post
 from tutor.ui.render_cache import RenderCache
 from tutor.ui.screens.main import MainScreen
-from tutor.ui.status import Snapshot, chapter_label, chapter_progress_label
+from tutor.steps import Snapshot, chapter_label, chapter_progress_label
 from tutor.ui.widgets.guide import use_render_cache
 from tutor.workspace import Workspace
 
@@ -68,15 +71,14 @@ class TutorApp(App[int]):
         course_loader: CourseLoader | None = None,
     ) -> None:
         super().__init__()
-        self.course = course
         self.home = home
         self.device = device
         self.progress = Progress(home)  # raises ProgressError: run_app reports it
+        self.session = LearnerSession(course, self.progress, device)
         # Damage found while the app runs is recovered from at once: say so at once too.
         self.progress.on_notice = self._progress_notice
         self.workspace = Workspace(home)
         use_render_cache(RenderCache(paths.cache_dir(home) / "guide"))  # pages drawn before paint at once
-        self.gpus: int | None = None  # known once the runner is up
         self._start = (chapter, step_id)
         self._warm = warm_runner
         self._runner_factory = runner_factory or (lambda: _default_runner(home, device))
@@ -86,6 +88,23 @@ class TutorApp(App[int]):
         self._closed = False
         self.exit_message = ""  # printed by run_app once the terminal is restored
         self.notices: list[Notification] = []  # every notice shown, newest last
+
+    @property
+    def course(self) -> Course:
+        return self.session.course
+
+    @course.setter
+    def course(self, course: Course) -> None:
+        self.session.course = course
+
+    @property
+    def gpus(self) -> int | None:
+        """How many GPUs the runner sees; None until it is up."""
+        return self.session.gpus
+
+    @gpus.setter
+    def gpus(self, gpus: int | None) -> None:
+        self.session.gpus = gpus
 
     def _progress_notice(self, text: str) -> None:
         """Called by Progress from whichever thread met the damage."""
@@ -139,7 +158,7 @@ class TutorApp(App[int]):
     def warm_up(self) -> None:
         """Start the runner process in the background so the first check is quick."""
         if self._warm:
-            self.run_worker(self._warm_up, thread=True, group="warm-up", exit_on_error=False)
+            background(self._warm_up, "tutor-warm-up")
 
     def _warm_up(self) -> None:
         from tutor.runner.client import RunnerError
@@ -167,14 +186,14 @@ class TutorApp(App[int]):
 
     def snapshot(self) -> Snapshot:
         try:
-            return Snapshot(self.progress.all_exercises(), self.progress.passages_done(), self.gpus)
+            return self.session.snapshot()
         except Exception as exc:  # sqlite errors: show what we can, say why once
             self.notify(_("cannot read progress: {error}", error=exc), severity="error")
             return Snapshot({}, set(), self.gpus)
 
     def last_position(self) -> tuple[int, str | None] | None:
         try:
-            return self.progress.last_position()
+            return self.session.last_position()
         except Exception:
             return None
 
@@ -196,8 +215,7 @@ class TutorApp(App[int]):
         from tutor.ui.widgets.editor import CodeEditor  # loads after the first paint
 
         found = [*CodeEditor.BINDINGS, *MainScreen.BINDINGS, palette, *self.BINDINGS]
-        # MainScreen lists footer bindings twice (shown / hidden twin): list each key once.
-        return [b for b in found if isinstance(b, Binding) and b.description and not (b.id or "").endswith("-any")]
+        return [b for b in found if isinstance(b, Binding) and b.description]
 
     def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
         """The tutor's own commands only: Textual's generic ones (theme, screenshot, maximize,
@@ -208,20 +226,18 @@ class TutorApp(App[int]):
         if isinstance(screen, MainScreen):
             for b in MainScreen.BINDINGS:
                 assert isinstance(b, Binding)
-                if (b.id or "").endswith("-any") or not b.description:
+                if not b.description:
                     continue
                 key = b.key.split(",")[0]
-                action = b.action.removeprefix("footer_")
-                yield SystemCommand(
-                    f"{_(b.description)} ({key})",
-                    _(b.tooltip or b.description),
-                    lambda action=action: screen.run_action(action),
-                )
+                callback: Callable[[], object] = partial(screen.run_action, b.action)
+                if b.action in ("run", "run_passage"):  # disabled by step kind only for their key
+                    callback = getattr(screen, f"action_{b.action}")
+                yield SystemCommand(f"{_(b.description)} ({key})", _(b.tooltip or b.description), callback)
             yield SystemCommand(_("Hint") + " (tab)", _("Reveal the next hint for this exercise"), screen.action_hint)
             yield SystemCommand(
                 _("Wrap long lines") + " (f3)",
                 _("Soft-wrap long lines in the editor on/off"),
-                lambda: screen._editor().action_toggle_wrap(),
+                lambda: screen.work.editor.action_toggle_wrap(),
             )
 
     def switch_language(self, lang: str) -> None:

@@ -23,7 +23,7 @@ from rich.text import Text
 
 from tutor.i18n import N_, _
 from tutor.runner.protocol import FIGURE_LABELS
-from tutor.units import fmt_bytes, fmt_seconds
+from tutor.formatting import fmt_bytes, fmt_seconds
 
 BAR_WIDTH = 16
 _EIGHTHS = " ▏▎▍▌▋▊▉█"

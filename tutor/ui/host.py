@@ -13,7 +13,8 @@ from textual.binding import Binding
 
 from tutor.course import Chapter, Course
 from tutor.progress import Progress
-from tutor.ui.status import Snapshot
+from tutor.session import LearnerSession
+from tutor.steps import Snapshot
 from tutor.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -21,11 +22,16 @@ if TYPE_CHECKING:
 
 
 class TutorHost(Protocol):
-    course: Course
     home: Path
     progress: Progress
+    session: LearnerSession  # the learning rules (tutor/session.py)
     workspace: Workspace
-    gpus: int | None
+
+    @property
+    def course(self) -> Course: ...
+
+    @property
+    def gpus(self) -> int | None: ...
 
     @property
     def runner(self) -> "Runner": ...

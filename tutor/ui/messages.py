@@ -1,13 +1,16 @@
-"""Messages that worker threads post to the UI (post_message is thread-safe and, unlike
-call_from_thread, never blocks a worker on an app that is shutting down)."""
+"""The messages that worker and watcher threads post to the UI, for both apps (post_message is
+thread-safe and, unlike call_from_thread, never blocks a worker on an app that is shutting
+down)."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from textual.message import Message
 
 from tutor.course import Exercise, Passage
 from tutor.runner.protocol import Event, Verdict
-from tutor.ui.autosave import EditorFile
+from tutor.editor_file import EditorFile
 
 
 class RunProgress(Message):
@@ -44,6 +47,22 @@ class RunnerReady(Message):
 
 
 class RunnerFailed(Message):
+    def __init__(self, reason: str) -> None:
+        super().__init__()
+        self.reason = reason
+
+
+class FileSaved(Message):
+    """`tutor watch`'s file watcher saw a save."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self.path = path
+
+
+class WatchFailed(Message):
+    """`tutor watch`'s file watcher stopped (the poll goes on)."""
+
     def __init__(self, reason: str) -> None:
         super().__init__()
         self.reason = reason

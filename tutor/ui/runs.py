@@ -1,4 +1,4 @@
-"""Running checks and typed-along passages: a thread worker per run, progress events, verdicts.
+"""Running checks and typed-along passages: a background thread per run, progress events, verdicts.
 
 `Runs` is a helper the main screen owns (composition, not a mixin). It knows the app only as a
 `TutorHost` (a Protocol), so it never imports the app. One run at a time: starting another
@@ -16,7 +16,8 @@ from textual.widget import Widget
 from tutor.course import Exercise, Passage
 from tutor.i18n import N_, _
 from tutor.progress import ProgressError
-from tutor.runner.protocol import CANCELLED, ERROR, Event, Verdict
+from tutor.runner.protocol import ERROR, Event, Verdict
+from tutor.ui.background import Generations, background
 from tutor.ui.host import TutorHost
 from tutor.ui.messages import RunDone, RunProgress, post
 from tutor.ui.widgets.results import ResultsPanel
@@ -35,14 +36,16 @@ class Runs:
         self._host = host
         self._results = results
         self._error = error
-        self.gen = 0  # the latest run; older verdicts are stale
-        self.running = False
+        self.runs = Generations()  # the latest run; older verdicts are stale
+
+    @property
+    def running(self) -> bool:
+        return self.runs.running
 
     def _begin(self, title: str, ran: bool = False) -> int:
-        if self.running:
+        if self.runs.running:
             self._host().cancel_run()  # the old verdict comes back cancelled and is ignored
-        self.gen += 1
-        self.running = True
+        gen = self.runs.begin()
         # Until the runner names a phase: its start (it imports torch once), or, once it is up,
         # handing the run over (a distributed check says next that it launches its processes).
         if self._host().gpus is None:
@@ -50,12 +53,12 @@ class Runs:
         else:  # a passage's program has no phases of its own: it just runs
             first = N_("running your program") if ran else N_("handing your code to the runner")
         self._results().start(title, first, ran=ran)
-        return self.gen
+        return gen
 
     def check(self, ex: Exercise) -> None:
         """Check the exercise's saved file (the caller saved it)."""
         gen = self._begin(ex.title)
-        self.owner.run_worker(partial(self._check, ex, gen), thread=True, group="check", exit_on_error=False)
+        background(partial(self._check, ex, gen), "tutor-check")
 
     def _check(self, ex: Exercise, gen: int) -> None:
         host = self._host()
@@ -74,9 +77,7 @@ class Runs:
             self._error(str(exc))
             return False
         gen = self._begin(step.title, ran=True)
-        self.owner.run_worker(
-            partial(self._run_script, step, path, gen), thread=True, group="check", exit_on_error=False
-        )
+        background(partial(self._run_script, step, path, gen), "tutor-run-passage")
         return True
 
     def _run_script(self, step: Passage, path: Path, gen: int) -> None:
@@ -90,18 +91,15 @@ class Runs:
         post(self.owner, RunProgress(gen, event))
 
     def progress(self, message: RunProgress) -> None:
-        if message.gen == self.gen:
+        if self.runs.latest(message.gen):
             self._results().add_event(message.event)
 
     def done(self, message: RunDone) -> bool:
         """Record an exercise's verdict; True when it is the latest run's (to be shown)."""
         step, verdict = message.exercise, message.verdict
-        if isinstance(step, Exercise) and verdict.status != CANCELLED:
+        if isinstance(step, Exercise):
             try:
-                self._host().progress.record_run(step.id, verdict.status, verdict.reason, verdict.figures)
+                self._host().session.record(step, verdict)
             except ProgressError as exc:
                 self._error(str(exc))
-        if message.gen != self.gen:
-            return False  # superseded by a newer run
-        self.running = False
-        return True
+        return self.runs.finish(message.gen)  # False: superseded by a newer run

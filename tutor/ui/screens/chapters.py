@@ -16,7 +16,7 @@ from textual.widgets.option_list import Option
 
 from tutor.course import Course
 from tutor.i18n import N_, _
-from tutor.ui.status import Snapshot, overall_label, passed_count
+from tutor.steps import Snapshot, overall_label, passed_count
 
 
 TYPE_AHEAD_S = 1.0  # digits typed within this of each other make one chapter number

@@ -15,7 +15,7 @@ from textual.widgets import Static
 
 from tutor.i18n import N_, _
 from tutor.typing_engine import HELP as TYPEALONG_HELP
-from tutor.ui.status import LEGEND
+from tutor.steps import LEGEND
 
 NOTES = [
     N_(

@@ -1,124 +1,50 @@
-"""The main screen, laid out by step kind.
-
-- Reading steps: the step navigator beside the guide, which gets the rest of the width (at a
-  readable measure).
-- Exercises and type-along passages: the guide beside the work (editor or type-along, with the
-  hint and results panels under it). F4 zooms either pane to the full width; Alt+Shift+←/→
-  moves the split; F2 shows or hides the navigator. These choices persist (progress state).
-
-Saving is a composed helper (tutor/ui/saver.py), running checks another (tutor/ui/runs.py);
-the app is known only as a `TutorHost`, so nothing here imports tutor.ui.app. Slow work (the
-runner, autosave's fsync) happens in thread workers that post messages back.
+"""The main screen: composition and routing. It lays out the title bar, the step navigator,
+the guide, the work pane (tutor/ui/widgets/work.py) and the key bar, and routes keys and
+messages to the helpers that do the work: the layout by step kind (main_layout.py), saving
+(tutor/ui/saving.py), running checks (tutor/ui/runs.py), the learning rules (the app's
+LearnerSession). The keys are declared in main_keys.py. The app is known only as a
+`TutorHost`, so nothing here imports tutor.ui.app.
 """
 
 from __future__ import annotations
 
-import asyncio
 import time
 from typing import TYPE_CHECKING, cast
 
-from rich.text import Text
 from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Container, Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.timer import Timer
 from textual.widget import Widget
-from textual.widgets import ContentSwitcher, Static
+from textual.widgets import Static
 
 from tutor import gcpause, i18n
 from tutor.course import Chapter, Exercise, Passage, Step
 from tutor.i18n import N_, _
 from tutor.progress import ProgressError
 from tutor.runner.protocol import Verdict
-from tutor.ui.autosave import EditorFile
+from tutor.status import Status, status_word
+from tutor.steps import chapter_progress_label, icon, step_status
 from tutor.ui.host import TutorHost
 from tutor.ui.messages import RunDone, RunProgress, SaveDone
+from tutor.ui.prefs import Prefs
 from tutor.ui.runs import Runs
-from tutor.ui.saver import Saver
-from tutor.ui.screens.confirm import ConfirmScreen
-from tutor.ui.status import (
-    chapter_progress_label,
-    first_step_to_do,
-    icon,
-    needs_text,
-    step_status,
-)
+from tutor.ui.saving import Saver
+from tutor.ui.screens import main_keys
+from tutor.ui.screens.coach import Coach
+from tutor.ui.screens.main_layout import SplitLayout
 from tutor.ui.widgets.guide import GuideView
+from tutor.ui.widgets.keybar import KeyBar
+from tutor.ui.widgets.navigator import StepNavigator
+from tutor.ui.widgets.results import ResultsPanel
+from tutor.ui.widgets.title_bar import TitleBar
+from tutor.ui.widgets.work import WorkPane
 
 if TYPE_CHECKING:
     from tutor.ui.widgets.editor import CodeEditor
-from tutor.ui.widgets.hints import HintPanel, code_suggestion
-from tutor.ui.widgets.keybar import KeyBar
-from tutor.ui.widgets.navigator import StepNavigator
-from tutor.ui.widgets.results import ResultsPanel, status_word
-from tutor.workspace import WorkspaceError
 
 MIN_WIDTH, MIN_HEIGHT = 50, 14
-GUIDE_MIN, WORK_MIN = 24, 40  # the panes' min-width in tutor.tcss
-ZOOMS = ("split", "guide", "work")
-SPLIT_MIN, SPLIT_MAX, SPLIT_STEP = 20, 70, 5
-# The guide's share of the width, per step kind: a type-along passage needs its code's full
-# line length more than the guide (which shows the same code).
-SPLIT_DEFAULT = {"exercise": 40, "passage": 30}
-
-# Which step kinds show a binding in the footer (the key works everywhere it makes sense; the
-# footer lists only what helps on this step, so it fits 80 columns with Help and Quit).
-FOOTER: dict[str, tuple[str, ...]] = {
-    "run": ("exercise",),
-    "run_passage": ("passage",),
-    "next_step": ("read", "exercise", "passage"),
-    "previous_step": ("read",),
-    "toggle_navigator": ("read",),
-    "chapters": ("read",),
-    "solution": ("exercise",),
-    "zoom": ("exercise", "passage"),
-    "help": ("read", "exercise", "passage"),
-}
-
-
-# (keys, action, description, id, tooltip) of the bindings the footer may show.
-_SHOWN = [
-    (
-        "ctrl+r,f5",
-        "run",
-        N_("Check"),
-        "run",
-        N_("Check your code (pressing it again cancels the run in flight and restarts)"),
-    ),
-    (
-        "ctrl+r,f5",
-        "run_passage",
-        N_("Run"),
-        "run-passage",
-        N_("Run the passage you typed as a program and show its output"),
-    ),
-    ("ctrl+n,alt+right", "next_step", N_("Next"), "next-step", N_("Next step")),
-    # Ctrl+P stays Textual's command palette (the way to reach F-key actions on laptops whose
-    # F-keys are media keys), so "previous" is Alt+← only.
-    ("alt+left", "previous_step", N_("Prev"), "previous-step", N_("Previous step")),
-    ("f2", "toggle_navigator", N_("Steps"), "steps", N_("Show or hide the list of steps")),
-    ("ctrl+o", "chapters", N_("Chapters"), "chapters", N_("Jump to another chapter")),
-    (
-        "f9",
-        "solution",
-        N_("Solution"),
-        "solution",
-        N_("Show the reference solution beside your code (once passed, or after the last hint)"),
-    ),
-    ("f4", "zoom", N_("Zoom"), "zoom", N_("Give the guide, then the work, the full width; again: side by side")),
-    ("f1", "help", N_("Help"), "help", N_("Every key, what Tab does, the step icons")),
-]
-
-
-def _footer_bindings() -> list[Binding]:
-    """Each binding twice: first the one the footer shows on some step kinds, then a hidden
-    twin so the key still works on the others (a disabled binding falls through to the next
-    one for its key; the shown ones come first so they win the footer's slot for the key)."""
-    shown = [Binding(k, f"footer_{a}", d, id=i, tooltip=t) for k, a, d, i, t in _SHOWN]
-    hidden = [Binding(k, a, d, id=f"{i}-any", show=False, tooltip=t) for k, a, d, i, t in _SHOWN]
-    return shown + hidden
 
 
 class MainScreen(Screen[None]):
@@ -130,101 +56,22 @@ class MainScreen(Screen[None]):
     # restyles the screen and recomposes the Footer, ~80 ms of the first paint each.
     AUTO_FOCUS = ""
 
-    BINDINGS = [
-        *_footer_bindings(),
-        Binding(
-            "f8",
-            "reset",
-            N_("Reset"),
-            id="reset",
-            show=False,
-            tooltip=N_("Reset the exercise to its stub (asks first; your version is backed up)"),
-        ),
-        Binding(
-            "alt+shift+left",
-            "split(-1)",
-            N_("Split ◀"),
-            id="split-left",
-            show=False,
-            tooltip=N_("Move the split: narrower guide"),
-        ),
-        Binding(
-            "alt+shift+right",
-            "split(1)",
-            N_("Split ▶"),
-            id="split-right",
-            show=False,
-            tooltip=N_("Move the split: wider guide"),
-        ),
-        Binding(
-            "alt+down,ctrl+down",
-            "scroll_panel(1)",
-            N_("Scroll panel"),
-            id="panel-down",
-            show=False,
-            tooltip=N_("Scroll the results (or hints) panel down"),
-        ),
-        Binding(
-            "alt+up,ctrl+up",
-            "scroll_panel(-1)",
-            N_("Scroll panel up"),
-            id="panel-up",
-            show=False,
-            tooltip=N_("Scroll the results (or hints) panel up"),
-        ),
-        # The editor binds F7 to select-all: priority, so the panels come back from anywhere.
-        Binding(
-            "f7",
-            "toggle_panels",
-            N_("Panels"),
-            id="panels",
-            show=False,
-            priority=True,
-            tooltip=N_("Show the hint and results panels again (Esc closes the top one)"),
-        ),
-        Binding(
-            "ctrl+s",
-            "save",
-            N_("Save"),
-            id="save",
-            show=False,
-            tooltip=N_("Save now (your code is also saved automatically as you type)"),
-        ),
-        # F12: the language, live (the step, the editor and the results stay as they are).
-        Binding(
-            "f12",
-            "switch_language",
-            N_("Language"),
-            id="language",
-            show=False,
-            tooltip=N_("Switch between English and 中文 (remembered for next time)"),
-        ),
-    ]
+    BINDINGS = main_keys.BINDINGS
 
     def __init__(self, chapter: int, step_id: str | None) -> None:
         super().__init__(id="main")
-        self._mistake: tuple[str, str] | None = None  # (exercise id, its targeted hint)
         self._start = (chapter, step_id)
         self.chapter: Chapter | None = None
         self.step: Step | None = None
-        self.saver = Saver(
-            self,
-            self._editor,
-            lambda: self.tutor.progress,
-            self.error,
-            self.refresh_status,
-        )
+        self.work = WorkPane(id="work-pane")  # filled after the first paint (work.build)
+        self.saver = Saver(self, lambda: self.work.editor, lambda: self.tutor.progress, self.error, self.refresh_status)
         self.runs = Runs(self, lambda: self.tutor, lambda: self.query_one(ResultsPanel), self.error)
-        self._panels: list[str] = []  # open panels, most recent last (Esc closes the last)
-        self._prefs: dict[str, str | None] = {}  # ui.* progress state, cached
-        self._layout: tuple[object, ...] = ()  # what _apply_layout last applied
-        self._work_started = False
-        self._work_ready = asyncio.Event()
+        self.prefs = Prefs(lambda: self.tutor.progress, self.error)
+        self.coach = Coach(self)
+        self.panes = SplitLayout(self, self.prefs, self.kind, lambda: self._resumed, lambda: self.work.fit())
         self._painted = False  # the first frame is up
         self._resumed = False  # Textual has styled the screen once (it does so on resume)
         self._last_error = ("", 0.0)
-        self._header = ""  # what the title bar says when no notice stands in it
-        self._notice_timer: Timer | None = None
 
     @property
     def tutor(self) -> TutorHost:
@@ -234,47 +81,17 @@ class MainScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         # One Static, not Textual's Header (three widgets and a clock slot): a lighter first paint.
-        yield Static(id="title-bar")
+        yield TitleBar(id="title-bar", ended=lambda: self.call_after_refresh(self.work.fit))
         yield Static(id="step-title")
         with Horizontal(id="body"):
             yield StepNavigator(id="navigator")
             with Vertical(id="guide-pane"):
                 with VerticalScroll(id="guide-scroll"):
                     yield GuideView(id="guide")
-            # Filled by _ensure_work: a reading step's first paint does without the editor.
-            yield Vertical(id="work-pane")
+            # Built after the first paint: a reading step's first frame does without the editor.
+            yield self.work
         yield Static(id="too-small")
-        yield KeyBar(id="keys")
-
-    def _editor(self) -> CodeEditor:
-        # Imported when the work pane is built, after the first paint (TextArea and its
-        # syntax support cost ~10 ms of start-up that a reading step does not need).
-        from tutor.ui.widgets.editor import CodeEditor
-
-        return self.query_one("#editor", CodeEditor)
-
-    async def _build_work(self) -> None:
-        """Mount the editor, type-along area and panels (once). A reading step's first paint
-        does without them (they are built just after it); an exercise waits for them."""
-        if self._work_ready.is_set():
-            return
-        if not self._work_started:
-            from tutor.ui.widgets.editor import CodeEditor
-
-            self._work_started = True
-            switcher = ContentSwitcher(
-                CodeEditor.for_code(id="editor", language_later=True),
-                Container(id="typing-area"),
-                id="work",
-                initial="editor",
-            )
-            await self.query_one("#work-pane").mount_all([switcher, HintPanel(id="hints"), ResultsPanel(id="results")])
-            self._work_ready.set()
-        await self._work_ready.wait()
-
-    @property
-    def _work_built(self) -> bool:
-        return self._work_ready.is_set()
+        yield KeyBar(id="keys", shows=self.in_key_bar)
 
     def on_resize(self, event: events.Resize) -> None:
         # Below this size the panes cannot show code and guide legibly: say so instead of
@@ -294,111 +111,12 @@ class MainScreen(Screen[None]):
                 )
             )
         if self.step is not None:
-            self._apply_layout()
+            self.panes.apply()
 
-    def _state(self, key: str, default: str) -> str:
-        """A remembered UI choice (read once, then from memory: layout runs on every resize)."""
-        if key not in self._prefs:
-            try:
-                self._prefs[key] = self.tutor.progress.get_state(f"ui.{key}")
-            except Exception:  # a read error must not block the layout
-                self._prefs[key] = None
-        return self._prefs[key] or default
-
-    def _set_state(self, key: str, value: str) -> None:
-        self._prefs[key] = value
-        try:
-            self.tutor.progress.set_state(f"ui.{key}", value)
-        except ProgressError as exc:
-            self.error(str(exc))
-
-    def _kind(self) -> str:
+    def kind(self) -> str:
         return (
             "exercise" if isinstance(self.step, Exercise) else "passage" if isinstance(self.step, Passage) else "read"
         )
-
-    def _apply_layout(self) -> None:
-        """Step kind, zoom, split and navigator choice -> classes and the guide's width."""
-        kind = self._kind()
-        zoom = self._state("zoom", "split") if kind != "read" else "split"
-        nav = self._state(f"nav.{'read' if kind == 'read' else 'work'}", "1" if kind == "read" else "0")
-        # One style update for all of them (each set_class would restyle the whole screen).
-        want = {
-            "-read": kind == "read",
-            "-exercise": kind == "exercise",
-            "-passage": kind == "passage",
-            "-zoom-guide": zoom == "guide",
-            "-zoom-work": zoom == "work",
-            "-nav": nav == "1",
-        }
-        if any(self.has_class(name) != on for name, on in want.items()):
-            for name, on in want.items():
-                self.set_class(on, name, update=False)
-            if self._resumed:  # before the first resume, Textual's own styling pass covers it
-                self.update_node_styles()
-        try:
-            split = int(self._state(f"split.{kind}", str(SPLIT_DEFAULT.get(kind, 40))))
-        except ValueError:
-            split = SPLIT_DEFAULT.get(kind, 40)
-        split = max(SPLIT_MIN, min(SPLIT_MAX, split))
-        layout = (kind, zoom, nav, split, self.has_class("-tiny"), self.size)
-        if layout == self._layout:
-            return
-        self._layout = layout
-        guide = self.query_one("#guide-pane")
-        full = kind == "read" or zoom == "guide" or self.has_class("-tiny")
-        width = "1fr" if full else f"{split}%"
-        cramped = False
-        if not full and nav == "1" and zoom == "split":
-            width, cramped = self._guide_beside_navigator(split)
-        self.set_class(cramped, "-nav-over-guide")
-        if str(guide.styles.width) != width:
-            guide.styles.width = width
-        self._fit_panels()
-
-    def _guide_beside_navigator(self, split: int) -> tuple[str, bool]:
-        """The guide's width when the navigator (F2) stands beside guide and work: `split`
-        percent of what the navigator leaves, so the three fit the screen. Where the work would
-        get under its minimum even with the narrowest guide (80 columns), the navigator takes
-        the guide's place until F2 hides it again (True): the editor keeps its right edge."""
-        nav = self.query_one(StepNavigator).styles.width
-        nav_cells = nav.cells if nav is not None and nav.cells is not None else 32
-        rest = self.size.width - nav_cells
-        guide = max(GUIDE_MIN, rest * split // 100)
-        if rest - guide < WORK_MIN:
-            guide = rest - WORK_MIN
-        if guide < GUIDE_MIN:
-            return f"{split}%", True
-        return str(guide), False
-
-    def _fit_panels(self) -> None:
-        """Cap the hint and results panels so the editor keeps 12 lines (8 when the terminal
-        is short), and keep the cursor line in view."""
-        if not self.is_mounted or not self._work_built:
-            return
-        height = self.size.height
-        keep = 12 if height >= 32 else 8
-        # header, step title (two rows when a long title wraps), footer; the editor's border
-        title = max(1, self.query_one("#step-title", Static).size.height)
-        room = max(4, height - 2 - title - (keep + 2))
-        hints = self.query_one(HintPanel)
-        results = self.query_one(ResultsPanel)
-        hint_cap = max(3, room // 2) if results.open else room
-        result_cap = max(3, room - (hint_cap if hints.open else 0))
-        for panel, cap in ((hints, hint_cap), (results, result_cap)):
-            if panel.styles.max_height is None or panel.styles.max_height.value != cap:
-                panel.styles.max_height = cap
-        # The newest hint is at the end: keep it in view when the panel shrinks.
-        self.call_after_refresh(hints.scroll_end, animate=False)
-        if self._kind() == "exercise":
-            self.call_after_refresh(self._cursor_into_view)
-
-    def _cursor_into_view(self) -> None:
-        if not self._work_built:
-            return
-        editor = self._editor()
-        if editor.display:
-            editor.scroll_cursor_visible()
 
     def _breakpoint_classes(self) -> None:
         """The size classes Textual sets on the first Resize, set before the first layout
@@ -414,7 +132,7 @@ class MainScreen(Screen[None]):
         self._breakpoint_classes()
         chapter, step_id = self._start
         if isinstance(self._resolve(chapter, step_id)[1], (Exercise, Passage)):
-            await self._build_work()  # the first screen shows the editor: build it first
+            await self.work.build()  # the first screen shows the editor: build it first
         self.open_chapter(chapter, step_id)
         self.set_interval(1.0, self.saver.watch_disk)
         notice = self.tutor.progress.notice
@@ -433,23 +151,24 @@ class MainScreen(Screen[None]):
         # The work pane after the next frame (the one that fills in the key bar): mounting
         # the editor and panels first (~12 ms) held that frame back. The app's queue, so
         # it runs after callbacks queued there before it.
-        self.app.call_after_refresh(self._build_work)
+        self.app.call_after_refresh(self.work.build)
 
     # -- footer by step kind --------------------------------------------------------------------
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action.startswith("footer_"):
-            name = action[len("footer_") :]
-            if name == "run_passage":
-                return self._kind() == "passage" and self._typed_passage() is not None
-            return self._kind() in FOOTER.get(name, ())
+        # Ctrl+R is Check, and Run on a passage: the one disabled lets the key through.
+        if action == "run":
+            return self.kind() != "passage"
+        if action == "run_passage":
+            return self.kind() == "passage"
         return True
 
-    def __getattr__(self, name: str) -> object:
-        # footer_<action> runs <action>: the shown twin of a binding does what the hidden does.
-        if name.startswith("action_footer_"):
-            return getattr(self, "action_" + name[len("action_footer_") :])
-        raise AttributeError(name)
+    def in_key_bar(self, binding: Binding) -> bool:
+        """Whether the key bar lists `binding` on this step (the key works everywhere)."""
+        if binding.action == "run_passage":
+            return self.kind() == "passage" and self.work.typed_passage() is not None
+        kinds = main_keys.FOOTER.get(binding.action)
+        return kinds is None or self.kind() in kinds
 
     # -- where we are ---------------------------------------------------------------------------
 
@@ -458,25 +177,7 @@ class MainScreen(Screen[None]):
         return self.step if isinstance(self.step, Exercise) else None
 
     def _resolve(self, number: int, step_id: str | None) -> tuple[Chapter, Step, bool]:
-        """Chapter `number` (or the first) and its step `step_id`, else where the learner left
-        that chapter, else its first unfinished step; and whether the number was unknown."""
-        course = self.tutor.course
-        unknown = False
-        try:
-            chapter = course.chapter(number)
-        except KeyError:
-            chapter, unknown = course.chapters[0], True
-        step: Step | None = None
-        if step_id is None:
-            try:
-                step_id = self.tutor.progress.chapter_position(chapter.number)
-            except Exception:  # a read error must not block opening the chapter
-                step_id = None
-        if step_id is not None:
-            step = next((s for s in chapter.steps if s.id == step_id), None)
-        if step is None:
-            step = first_step_to_do(chapter, self.tutor.snapshot())
-        return chapter, step, unknown
+        return self.tutor.session.resolve(number, step_id, self.tutor.snapshot)
 
     def open_chapter(self, number: int, step_id: str | None = None) -> None:
         """Open chapter `number` at `step_id`, else where the learner was, else its start."""
@@ -491,10 +192,10 @@ class MainScreen(Screen[None]):
     def go_to(self, step: Step) -> bool:
         """Show `step` (of any chapter): save the current file first, then guide, navigator,
         work area. False when the learner must first answer a question about their file."""
-        if isinstance(step, (Exercise, Passage)) and not self._work_built:
+        if isinstance(step, (Exercise, Passage)) and not self.work.built:
 
             async def when_built() -> None:  # only in the moment after the first paint
-                await self._build_work()
+                await self.work.build()
                 self.go_to(step)
 
             self.run_worker(when_built(), group="build-work")
@@ -514,11 +215,11 @@ class MainScreen(Screen[None]):
         self.query_one("#guide", GuideView).show(step.text())
         self.query_one("#guide-scroll", VerticalScroll).scroll_home(animate=False)
         self.refresh_status()
-        self._show_work(step)
-        self._apply_layout()
-        self._fit_panels()
+        self.work.show(step)
+        self.panes.apply()
+        self.work.fit()
         if self._painted:  # the new title may wrap to another row: fit again once it is laid out
-            self.call_after_refresh(self._fit_panels)
+            self.call_after_refresh(self.work.fit)
         self.refresh_bindings()
         return True
 
@@ -536,135 +237,21 @@ class MainScreen(Screen[None]):
             line += f"  ·  id: {self.step.id}"
         self.query_one("#step-title", Static).update(line)
         self.tutor.update_header(self.chapter, snap)
-        self._header = f"{self.app.title} — {chapter_progress_label(self.chapter, snap)}"
-        if self._notice_timer is None:
-            # One row whatever it says: no layout pass for it.
-            self.query_one("#title-bar", Static).update(Text(self._header), layout=False)
-
-    # -- notices: in the title bar, over nothing the learner is reading ---------------------------
+        self.query_one(TitleBar).header = f"{self.app.title} — {chapter_progress_label(self.chapter, snap)}"
 
     def show_notice(self, message: str, severity: str, timeout: float) -> None:
-        """Show a notice in place of the title bar for `timeout` seconds (the app's notify
-        comes here while this screen is on top): a toast in the corner covered the results,
-        the diff or the newest hint. A notice longer than the row wraps onto a second row."""
-        bar = self.query_one("#title-bar", Static)
-        for level in ("information", "warning", "error"):
-            bar.set_class(level == severity, f"-notice-{level}")
-        bar.add_class("-notice")
-        bar.update(Text(message.replace("\n", " ")))
-        if self._notice_timer is not None:
-            self._notice_timer.stop()
-        self._notice_timer = self.set_timer(max(1.0, timeout), self._end_notice)
-        self.call_after_refresh(self._fit_panels)
+        """A notice in place of the title bar (the app's notify comes here while this screen
+        is on top): a toast in the corner covered the results, the diff or the newest hint."""
+        self.query_one(TitleBar).show_notice(message, severity, timeout)
+        self.call_after_refresh(self.work.fit)
 
-    def _end_notice(self) -> None:
-        self._notice_timer = None
-        bar = self.query_one("#title-bar", Static)
-        bar.remove_class("-notice", "-notice-information", "-notice-warning", "-notice-error")
-        bar.update(Text(self._header))
-        self.call_after_refresh(self._fit_panels)
-
-    def _show_work(self, step: Step) -> None:
-        self.saver.file = None
-        self._panels = []
-        if not self._work_built:  # a reading step before the work pane exists
-            self._focus(self.query_one("#guide-scroll"))
-            return
-        switcher = self.query_one("#work", ContentSwitcher)
-        hints = self.query_one(HintPanel)
-        results = self.query_one(ResultsPanel)
-        results.show_idle()
-        if isinstance(step, Exercise):
-            self._open_exercise(step)
-            switcher.current = "editor"
-            self._show_hints(step, self._hints_used(step), None)
-            results.show_idle(self._idle_text(step))
-            if results.open:
-                self._panels.append("results")
-            self._focus(self.query_one("#editor"))
-        elif isinstance(step, Passage):
-            hints.show_hints((), 0)
-            switcher.current = "typing-area"
-            self._mount_passage(step)
-        else:
-            hints.show_hints((), 0)
-            self.query_one("#typing-area", Container).remove_children()
-            self.query_one("#guide-scroll").focus()
-
-    def _focus(self, widget: Widget) -> None:
+    def place_focus(self, widget: Widget) -> None:
         """Focus `widget`; before the first frame at once, so the first layout already has the
         focus styles (Widget.focus defers it, which restyled and laid out the screen again)."""
         if self._painted:
             widget.focus()
         else:
             self.set_focus(widget, scroll_visible=False)
-
-    def _idle_text(self, ex: Exercise) -> str:
-        if ex.needs.device_here(self.tutor.gpus or 0)[0] is None:
-            return _("This exercise {needs}: here its check will be skipped.", needs=needs_text(ex.needs))
-        return ""
-
-    def _open_exercise(self, ex: Exercise) -> None:
-        editor = self._editor()
-        # The border names the file as the guide does (and as `tutor watch` and your own
-        # editor see it): workspace/<chapter>/<file>, under the tutor home.
-        editor.border_title = f"workspace/{ex.workspace_name}"
-        f = EditorFile(self.tutor.workspace, ex)
-        try:
-            text = f.load()
-        except (WorkspaceError, OSError, UnicodeDecodeError) as exc:
-            # Show the stub read-only and never autosave over a file we could not read.
-            self.error(
-                _(
-                    "cannot open your copy of {id} ({path}): {error}",
-                    id=ex.id,
-                    path=f.path,
-                    error=getattr(exc, "strerror", None) or exc,
-                )
-            )
-            editor.read_only = True
-            editor.load_text(ex.stub.read_text(encoding="utf-8"))
-            return
-        editor.ensure_language()  # before loading: setting it later resets cursor and undo
-        kept = self.saver.unsaved_text(ex.id)  # what the disk refused earlier this session
-        self.saver.file = f
-        editor.read_only = False
-        editor.load_text(kept if kept is not None else text)  # kept: autosave retries
-        editor.move_cursor(self._saved_cursor(ex, editor), center=True)
-
-    def _saved_cursor(self, ex: Exercise, editor: CodeEditor) -> tuple[int, int]:
-        """Where the learner left the cursor in this exercise (clamped to the text)."""
-        row, _sep, col = self._state(f"cursor.{ex.id}", "0,0").partition(",")
-        try:
-            r = max(0, min(int(row), editor.document.line_count - 1))
-            return r, max(0, min(int(col or 0), len(editor.document[r])))
-        except ValueError:
-            return 0, 0
-
-    def _remember_cursor(self) -> None:
-        f = self.saver.file
-        if f is not None:
-            row, col = self._editor().cursor_location
-            self._set_state(f"cursor.{f.exercise.id}", f"{row},{col}")
-
-    def _mount_passage(self, step: Passage) -> None:
-        area = self.query_one("#typing-area", Container)
-        area.remove_children()
-        code = step.code()
-        from tutor.ui.widgets.typealong import TypeAlong
-
-        widget = TypeAlong(passage_key=step.key, target=code, progress=self.tutor.progress)
-        area.mount(widget)
-        self.call_after_refresh(widget.focus)
-
-    def _typed_passage(self) -> str | None:
-        """The finished type-along's text on a passage step, else None."""
-        try:
-            from tutor.ui.widgets.typealong import TypeAlong
-        except ImportError:
-            return None
-        done = [w for w in self.query(TypeAlong) if w.session.finished]
-        return done[0].typed_text if done else None
 
     def on_type_along_finished(self) -> None:
         self.refresh_status()
@@ -680,12 +267,11 @@ class MainScreen(Screen[None]):
         the screen gets the key)."""
         if self.exercise is None:
             return
-        editor = self._editor()
+        editor = self.work.editor
         if self.has_class("-zoom-guide"):  # the editor is hidden: Esc brings it back
             if event.key == "escape":
                 event.stop()
-                self._set_state("zoom", "split")
-                self._apply_layout()
+                self.panes.unzoom()
                 editor.focus()
             return
         if (
@@ -703,59 +289,19 @@ class MainScreen(Screen[None]):
             event.stop()
             editor.focus()  # Esc from the guide or a panel: back to the code
 
-    def on_code_editor_escape_pressed(self) -> None:
-        """Esc in the editor closes the most recently opened panel; focus stays put."""
-        while self._panels:
-            name = self._panels.pop()
-            panel = self.query_one(HintPanel) if name == "hints" else self.query_one(ResultsPanel)
-            if panel.open:
-                panel.close()
-                self._fit_panels()
-                return
-
-    def _opened(self, name: str) -> None:
-        if name in self._panels:
-            self._panels.remove(name)
-        self._panels.append(name)
-        self._fit_panels()
-
     def action_toggle_panels(self) -> None:
-        if not self._work_built:
-            return
-        hints, results = self.query_one(HintPanel), self.query_one(ResultsPanel)
-        if hints.open or results.open:
-            hints.close()
-            results.close()
-            self._panels = []
-        else:
-            for name, panel in (("hints", hints), ("results", results)):
-                if panel.reopen():
-                    self._panels.append(name)
-            if not self._panels:
-                self.notify(_("No hints or results yet: Tab on an empty line gives a hint, Ctrl+R checks."), timeout=4)
-        self._fit_panels()
+        self.work.toggle_panels()
 
     def action_scroll_panel(self, direction: int) -> None:
-        if not self._work_built:
-            return
-        results, hints = self.query_one(ResultsPanel), self.query_one(HintPanel)
-        panel: VerticalScroll | None = results if results.open else hints if hints.open else None
-        if panel is None:
-            self.notify(_("No panel is open to scroll."), timeout=2)
-            return
-        step = max(1, panel.scrollable_content_region.height - 1)
-        panel.scroll_relative(y=direction * step, animate=False)
+        self.work.scroll_panel(direction)
 
     # -- the layout keys --------------------------------------------------------------------------
 
     def action_zoom(self) -> None:
-        if self._kind() == "read":
+        if self.kind() == "read":
             self.notify(_("Reading steps already give the guide the whole width."), timeout=3)
             return
-        zoom = self._state("zoom", "split")
-        nxt = ZOOMS[(ZOOMS.index(zoom) + 1) % len(ZOOMS)] if zoom in ZOOMS else "split"
-        self._set_state("zoom", nxt)
-        self._apply_layout()
+        nxt = self.panes.next_zoom()
         if nxt == "guide":
             self.query_one("#guide-scroll").focus()
         elif self.exercise is not None:
@@ -768,25 +314,11 @@ class MainScreen(Screen[None]):
         self.notify(words[nxt], timeout=2)
 
     def action_split(self, direction: int) -> None:
-        if self._kind() == "read":
-            return
-        try:
-            kind = self._kind()
-            split = int(self._state(f"split.{kind}", str(SPLIT_DEFAULT.get(kind, 40))))
-        except ValueError:
-            split = SPLIT_DEFAULT.get(self._kind(), 40)
-        split = max(SPLIT_MIN, min(SPLIT_MAX, split + direction * SPLIT_STEP))
-        self._set_state(f"split.{self._kind()}", str(split))
-        if self._state("zoom", "split") != "split":
-            self._set_state("zoom", "split")
-        self._apply_layout()
+        if self.kind() != "read":
+            self.panes.move_split(direction)
 
     def action_toggle_navigator(self) -> None:
-        key = f"nav.{'read' if self._kind() == 'read' else 'work'}"
-        shown = self.has_class("-nav")
-        self._set_state(key, "0" if shown else "1")
-        self._apply_layout()
-        if not shown:
+        if self.panes.toggle_navigator():
             self.query_one(StepNavigator).focus()
         elif self.exercise is not None:
             self.query_one("#editor").focus()
@@ -804,11 +336,11 @@ class MainScreen(Screen[None]):
         return self.saver.save_now(ask)
 
     def leave_exercise(self) -> bool:
-        self._remember_cursor()
+        self.work.remember_cursor()
         return self.saver.leave()
 
     def save_for_quit(self) -> str:
-        self._remember_cursor()
+        self.work.remember_cursor()
         return self.saver.save_for_quit()
 
     def action_save(self) -> None:
@@ -830,20 +362,20 @@ class MainScreen(Screen[None]):
             self.notify(_("Not checked: your code could not be saved first."), severity="error")
             return
         self.runs.check(ex)
-        self._opened("results")
+        self.work.opened("results")
 
     def action_run_passage(self) -> None:
         step = self.step
         if not isinstance(step, Passage):
             self.action_run()
             return
-        typed = self._typed_passage()
+        typed = self.work.typed_passage()
         if typed is None:
             self.notify(_("Finish typing the passage first; then Ctrl+R runs what you typed."), severity="warning")
             return
         if self.runs.run_passage(step, typed):
             self.add_class("-passage-run")
-            self._opened("results")
+            self.work.opened("results")
 
     def on_run_progress(self, message: RunProgress) -> None:
         self.runs.progress(message)
@@ -855,11 +387,11 @@ class MainScreen(Screen[None]):
         if isinstance(step, Passage):
             if self.step == step:
                 self.query_one(ResultsPanel).show_verdict(verdict, step.title, ran=True)
-                self._fit_panels()
+                self.work.fit()
             return
         self.refresh_status()
         if self.step != step:
-            if verdict.status != "cancelled":
+            if verdict.status != Status.CANCELLED:
                 self.notify(f"{step.title}: {status_word(verdict.status)}", timeout=4)
             return
         self.show_verdict(step, verdict)
@@ -869,26 +401,26 @@ class MainScreen(Screen[None]):
         hint = N_("Ctrl+O picks the next chapter.") if last else N_("Ctrl+N: next step.")
         # A failure the course knows: Tab offers its own hint before the generic ladder.
         mistake = None if verdict.passed else ex.mistake_for(verdict.reason)
-        self._mistake = (ex.id, mistake.hint) if mistake else None
+        self.coach.mistake = (ex.id, mistake.hint) if mistake else None
         if mistake:
             hint = N_("This looks like a known mistake: Tab on an empty line shows a hint for it.")
         self.query_one(ResultsPanel).show_verdict(
             verdict, ex.title, hint if verdict.passed or mistake else "", ran=False
         )
-        self._opened("results")
+        self.work.opened("results")
         # No toast: the results banner already says it, and a toast would cover the panel.
 
     # -- hints and the solution -----------------------------------------------------------------
 
-    def _hints_used(self, ex: Exercise) -> int:
+    def hints_used(self, ex: Exercise) -> int:
         try:
-            return min(self.tutor.progress.exercise(ex.id).hints_used, len(ex.hints))
+            return self.tutor.session.hints_used(ex)
         except Exception:  # a read error must not block the exercise
             return 0
 
-    def _passed(self, ex: Exercise) -> bool:
+    def passed(self, ex: Exercise) -> bool:
         try:
-            return self.tutor.progress.exercise(ex.id).status == "passed"
+            return self.tutor.session.passed(ex)
         except Exception:
             return False
 
@@ -899,131 +431,22 @@ class MainScreen(Screen[None]):
         self._next_hint(None)
 
     def _next_hint(self, row: int | None) -> None:
-        ex = self.exercise
-        if ex is None:
-            return
-        targeted = self._mistake
-        if targeted and targeted[0] == ex.id:
-            self._mistake = None
-            panel = self.query_one(HintPanel)
-            panel.show_targeted(targeted[1])
-            self._editor().set_ghost(code_suggestion(targeted[1]), row)
-            self.query_one(ResultsPanel).drop_next_hint()  # "Tab … shows a hint": done
-            self._opened("hints")
-            return
-        used = self._hints_used(ex)
-        if used >= len(ex.hints):
-            self._offer_solution(ex)
-            return
-        try:
-            used = self.tutor.progress.use_hint(ex.id, len(ex.hints))
-        except ProgressError as exc:
-            self.error(str(exc))
-            used += 1  # show it anyway; it just isn't recorded
-        self._show_hints(ex, used, row)
-        self.refresh_status()
-
-    def _show_hints(self, ex: Exercise, revealed: int, row: int | None) -> None:
-        """The revealed hints; the newest one's code shows as ghost text on `row` (the empty
-        line where the learner asked), nowhere else."""
-        panel = self.query_one(HintPanel)
-        panel.show_hints(ex.hints, revealed)
-        latest = ex.hints[revealed - 1] if revealed else ""
-        self._editor().set_ghost(code_suggestion(latest), row)
-        if panel.open:
-            self._opened("hints")
+        self.coach.next_hint(row)
 
     def action_solution(self) -> None:
-        ex = self.exercise
-        if ex is None:
-            self.notify(_("Only exercises have a reference solution."), severity="warning")
-            return
-        if self._passed(ex):  # passed: compare freely, no hints to spend first
-            self._show_solution(ex)
-            return
-        left = len(ex.hints) - self._hints_used(ex)
-        if left > 0:
-            self.notify(
-                _("Try the hints first: Tab on an empty line reveals the next ({left} left).", left=left),
-                severity="warning",
-            )
-            return
-        self._offer_solution(ex)
-
-    def _show_solution(self, ex: Exercise) -> None:
-        self.save_now()
-        mine = self._editor().text
-        from tutor.ui.screens.solution import (
-            SolutionScreen,  # dialogs load when first opened
-        )
-
-        self.app.push_screen(SolutionScreen(ex.title, mine, ex.solution.read_text(encoding="utf-8")))
-
-    def _offer_solution(self, ex: Exercise) -> None:
-        def answered(yes: bool | None) -> None:
-            if yes and self.exercise == ex:
-                self._show_solution(ex)
-
-        self.app.push_screen(
-            ConfirmScreen(
-                _("That was the last of {n} hints.\nReveal the reference solution beside your code?", n=len(ex.hints)),
-                yes=_("Show solution"),
-                no=_("Not yet"),
-            ),
-            answered,
-        )
-
-    # -- other actions --------------------------------------------------------------------------
+        self.coach.solution()
 
     def action_reset(self) -> None:
-        ex = self.exercise
-        if ex is None:
-            self.notify(_("Only exercises can be reset."), severity="warning")
-            return
-
-        def answered(yes: bool | None) -> None:
-            if not yes or self.exercise != ex:
-                return
-            if not self.save_now():  # the backup must hold the very latest text
-                self.notify(_("Not reset: your code could not be saved first."), severity="error")
-                return
-            try:
-                backup = self.tutor.workspace.reset(ex)
-            except WorkspaceError as exc:
-                self.error(str(exc))
-                return
-            self._open_exercise(ex)
-            self.query_one(ResultsPanel).show_idle(self._idle_text(ex))
-            self._fit_panels()
-            said = _("{title} was reset to the starting code.", title=ex.title)
-            if backup:
-                said += " " + _("Your version was saved as {name}.", name=backup.name)
-            self.notify(said)
-
-        self.app.push_screen(
-            ConfirmScreen(
-                _(
-                    "Reset {title} to the starting code?\nYour current version is kept in the backups folder.",
-                    title=ex.title,
-                ),
-                yes=_("Reset"),
-                no=_("Cancel"),
-            ),
-            answered,
-        )
+        self.coach.reset()
 
     def _neighbour(self, delta: int) -> Step | None:
-        """The next/previous step, crossing into the neighbouring chapter at the ends."""
-        assert self.chapter is not None and self.step is not None
-        steps = self.chapter.steps
-        i = steps.index(self.step) + delta
-        if 0 <= i < len(steps):
-            return steps[i]
-        chapters = self.tutor.course.chapters
-        j = chapters.index(self.chapter) + delta
-        if not 0 <= j < len(chapters):
-            return None
-        return chapters[j].steps[0] if delta > 0 else chapters[j].steps[-1]
+        """The next/previous step, crossing into the neighbouring chapter at the ends; after a
+        pass, the next step passes over exercises this machine cannot run (as watch does)."""
+        assert self.step is not None
+        ex = self.exercise
+        if delta > 0 and ex is not None and self.passed(ex):
+            return self.tutor.session.step_after_pass(ex)
+        return self.tutor.session.neighbour(self.step, delta)
 
     def action_next_step(self) -> None:
         step = self._neighbour(+1)
@@ -1084,22 +507,9 @@ class MainScreen(Screen[None]):
         self.refresh_bindings()
         if self.size.width < MIN_WIDTH or self.size.height < MIN_HEIGHT:
             self.on_resize(events.Resize(self.size, self.size))
-        if not self._work_built:
+        if not self.work.built:
             return
-        if isinstance(step, Exercise) and self.saver.file is not None:
-            self.saver.file.exercise = step
-        hints = self.query_one(HintPanel)
-        closed = hints.has_class("-closed")
-        if isinstance(step, Exercise) and hints.targeted is not None:
-            hints.show_targeted(hints.targeted)
-        elif isinstance(step, Exercise):
-            hints.show_hints(step.hints, self._hints_used(step))
-        hints.set_class(closed, "-closed")
-        results = self.query_one(ResultsPanel)
-        results.relabel(step.title, self._idle_text(step) if isinstance(step, Exercise) else "")
-        for widget in self.query("#typing-area *"):
-            widget.refresh()
-        self._fit_panels()
+        self.work.relocalize(step)
 
     def on_screen_resume(self) -> None:
         self._resumed = True

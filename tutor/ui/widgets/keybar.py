@@ -4,6 +4,8 @@ change: ~50 ms of the first paint on a small CPU). A click on a key runs its act
 
 from __future__ import annotations
 
+from typing import Callable
+
 from rich.text import Text
 from textual import events
 from textual.binding import Binding
@@ -24,8 +26,9 @@ class KeyBar(Static):
     }
     """
 
-    def __init__(self, *, id: str | None = None) -> None:
+    def __init__(self, *, id: str | None = None, shows: Callable[[Binding], bool] | None = None) -> None:
         super().__init__(id=id)
+        self._shows = shows  # the screen's say on which of its shown bindings help on this step
         # (first cell, last cell, namespace, action) of each key shown, for clicks
         self._spans: list[tuple[int, int, DOMNode, str]] = []
         self.shown: list[tuple[str, Binding]] = []  # (key label, binding), in order
@@ -51,6 +54,8 @@ class KeyBar(Static):
         key_style = self.app.current_theme.accent or "bold"
         for namespace, binding, enabled, _tooltip in self.screen.active_bindings.values():
             if not binding.show or not enabled or binding.action in actions:
+                continue
+            if self._shows is not None and namespace is self.screen and not self._shows(binding):
                 continue
             actions.add(binding.action)
             label = self.app.get_key_display(binding)

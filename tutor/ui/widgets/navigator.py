@@ -30,7 +30,7 @@ from textual.strip import Strip
 from tutor.course import Chapter, Exercise, Step
 from tutor.i18n import N_
 from tutor.ui.cjk import has_wide
-from tutor.ui.status import Snapshot, icon, step_status
+from tutor.steps import Snapshot, icon, step_status
 
 _COLOURS = {"passed": "green", "done": "green", "started": "yellow", "cuda": "magenta", "read": "dim"}
 

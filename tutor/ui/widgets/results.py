@@ -20,52 +20,12 @@ from textual.widget import Widget
 from textual.widgets import LoadingIndicator, Static
 
 from tutor.i18n import N_, _
-from tutor.runner.protocol import (
-    CANCELLED,
-    CRASHED,
-    ERROR,
-    FAILED,
-    PASSED,
-    SKIPPED,
-    TIMEOUT,
-    Event,
-    Verdict,
-)
+from tutor.formatting import OUTPUT_LINES
+from tutor.runner.protocol import Event, Verdict
+from tutor.status import status_of
 from tutor.textsafe import clean
 from tutor.ui.figures import figures_view, is_memory, label_for, labels_of
 from tutor.ui.phase_log import PhaseLog
-
-OUTPUT_LINES = 40  # the tail of the program's output that the panel shows
-
-_HEADLINES = {
-    PASSED: N_("✔ PASS"),
-    FAILED: N_("✘ FAIL"),
-    ERROR: N_("✘ ERROR"),
-    TIMEOUT: N_("⏱ TIMEOUT"),
-    CRASHED: N_("✘ CRASHED"),
-    SKIPPED: N_("⊘ SKIPPED"),
-    CANCELLED: N_("⊘ CANCELLED"),
-}
-# A passage's program is run, not checked: it ran to the end, or it did not.
-_RAN = {
-    **_HEADLINES,
-    PASSED: N_("✔ RAN"),
-    FAILED: N_("✘ STOPPED WITH AN ERROR"),
-}
-_WORDS = {
-    PASSED: N_("passed"),
-    FAILED: N_("failed"),
-    ERROR: N_("error"),
-    TIMEOUT: N_("timed out"),
-    CRASHED: N_("crashed"),
-    SKIPPED: N_("skipped"),
-    CANCELLED: N_("cancelled"),
-}
-
-
-def status_word(status: str) -> str:
-    """A verdict's status as a word in the current language (`failed` -> 未通过)."""
-    return _(_WORDS[status]) if status in _WORDS else status
 
 
 def verdict_body(verdict: Verdict) -> RenderableType:
@@ -247,9 +207,8 @@ class ResultsPanel(VerticalScroll):
     def _show_headline(self) -> None:
         verdict, title, next_hint = self.verdict, self._title, self._next_hint
         assert verdict is not None
-        status = verdict.status
-        words = _RAN if self._ran else _HEADLINES
-        headline = f"{_(words[status]) if status in words else status.upper()}  {title}"
+        status = status_of(verdict.status)
+        headline = f"{status.headline(self._ran) if status is not None else verdict.status.upper()}  {title}"
         if verdict.duration_s:
             headline += f"  ·  {verdict.duration_s:.1f} s"
         if verdict.passed and self._ran:

@@ -12,7 +12,7 @@ from textual.widgets.option_list import Option
 
 from tutor.course import Course, Exercise
 from tutor.i18n import _
-from tutor.ui.status import Snapshot, icon, step_status
+from tutor.steps import Snapshot, icon, step_status
 
 
 class ExercisePicker(ModalScreen[str | None]):

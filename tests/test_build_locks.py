@@ -10,11 +10,11 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from tutor.runner import batons  # noqa: E402
+from tutor.runner import build_locks  # noqa: E402
 
 
 def test_a_lock_whose_holder_died_is_taken_over(tmp_path):
-    batons.install()
+    build_locks.install()
     from torch.utils.file_baton import FileBaton
 
     lock = tmp_path / "lock"
@@ -29,7 +29,7 @@ def test_a_lock_whose_holder_died_is_taken_over(tmp_path):
 
 
 def test_a_lock_held_by_a_live_process_is_respected(tmp_path):
-    batons.install()
+    build_locks.install()
     from torch.utils.file_baton import FileBaton
 
     lock = tmp_path / "lock"

@@ -16,7 +16,7 @@ from textual.widget import Widget
 
 from tutor.i18n import _
 from tutor.progress import Progress, ProgressError
-from tutor.ui.autosave import Debouncer, EditorFile
+from tutor.editor_file import Debouncer, EditorFile
 from tutor.ui.messages import SaveDone, post
 from tutor.ui.screens.confirm import ConfirmScreen
 from tutor.workspace import WorkspaceError

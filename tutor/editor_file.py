@@ -1,4 +1,5 @@
-"""Never lose work: the editor's file on disk and when to save it. Plain Python, no Textual."""
+"""Never lose work: the learner's file behind the app's editor and when to save it (the save
+helper that drives it is tutor/ui/saving.py). Plain Python, no Textual."""
 
 from __future__ import annotations
 

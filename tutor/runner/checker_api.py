@@ -408,8 +408,8 @@ class Context:
         """Sweep `learner.<name>` over the inputs its task promises, each against the reference
         (or `truth=`) on equal copies: other dtypes, shapes, strides, extreme values, gradients,
         second derivatives, vmap, repeated calls. `make(shape, dtype)` draws one call's
-        arguments; the promises are listed in tutor.probes."""
-        from tutor.probes import probe
+        arguments; the promises are listed in tutor.runner.probes."""
+        from tutor.runner.probes import probe
 
         probe(self, name, make, **promises)
 

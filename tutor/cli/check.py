@@ -1,8 +1,10 @@
-"""Headless checking for `tutor check` and `tutor dev check`: run exercises through the runner,
-show progress and a results table, store the results. No torch, no Textual."""
+"""`tutor check`: run exercises through the runner with a progress bar, store the verdicts, and
+show them as a table or JSON (`tutor dev check` runs stubs and solutions through the same
+`run_checks`). No torch, no Textual."""
 
 from __future__ import annotations
 
+import argparse
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,34 +16,32 @@ from rich.progress import Progress as Bar
 from rich.table import Table
 from rich.text import Text
 
-from tutor import paths, textsafe
-from tutor.course import Course, Exercise, Mistake
+from tutor import i18n, paths, textsafe
+from tutor.cli.common import (
+    EXIT_FAIL,
+    EXIT_OK,
+    UsageError,
+    console,
+    find_exercise,
+    is_chapter,
+    parse_chapter,
+    progress_if_possible,
+    warn,
+)
+from tutor.course import Exercise, load_course
 from tutor.i18n import N_, _
-from tutor.progress import Progress, ProgressError
+from tutor.progress import ProgressError
 from tutor.runner.client import Runner
 from tutor.runner.protocol import ERROR, Event, Verdict
-from tutor.units import fmt_bytes, fmt_seconds
+from tutor.session import LearnerSession
+from tutor.status import Status, status_style, status_word
+from tutor.formatting import OUTPUT_LINES, fmt_bytes, fmt_seconds
 from tutor.workspace import Workspace, WorkspaceError
 
 ROLE_WORDS = {"learner": N_("yours"), "solution": N_("solution"), "stub": N_("stub")}
-STATUS_WORDS = {
-    "passed": N_("passed"),
-    "failed": N_("failed"),
-    "error": N_("error"),
-    "timeout": N_("timed out"),
-    "crashed": N_("crashed"),
-    "skipped": N_("skipped"),
-    "cancelled": N_("cancelled"),
-}
-STATUS_STYLE = {
-    "passed": "green",
-    "failed": "red",
-    "error": "red",
-    "timeout": "yellow",
-    "crashed": "red",
-    "skipped": "dim",
-    "cancelled": "dim",
-}
+
+
+BAD = tuple(s for s in Status if s.bad)  # a failure worth repeating with its seed
 
 
 @dataclass
@@ -49,51 +49,6 @@ class CheckResult:
     exercise: Exercise
     role: str  # learner | solution | stub
     verdict: Verdict
-
-
-def current_exercise(course: Course, progress: Progress | None) -> Exercise:
-    """The exercise the learner is on: the current step if it is one, else the chapter's first
-    unfinished exercise, else the course's (the course's first without a progress store)."""
-    if progress is None:
-        return course.exercises[0]
-    last = progress.last_position()
-    statuses = progress.all_exercises()
-    chapters = list(course.chapters)
-    if last:
-        try:
-            chapter = course.chapter(last[0])
-            if last[1]:
-                step = chapter.step(last[1])
-                if isinstance(step, Exercise):
-                    return step
-            chapters = [chapter] + [c for c in chapters if c is not chapter]
-        except KeyError:
-            pass
-    for c in chapters:
-        for e in c.exercises:
-            if statuses.get(e.id) is None or statuses[e.id].status != "passed":
-                return e
-    return course.exercises[0]
-
-
-def last_mistake(
-    exercise: Exercise, progress: Progress, english: Callable[[], Exercise] | None = None
-) -> tuple[Mistake, float] | None:
-    """The known mistake (and when) of the learner's last check of `exercise`, when it failed
-    with a reason a [[steps.mistakes]] entry recognises: what the app's Tab offers first
-    (Exercise.mistake_for). A reason stored in English while the course is in another
-    language is matched by the words of `english()` (the exercise in English, loaded only
-    then), the mistakes being the same list in order."""
-    run = next((r for r in progress.runs(exercise.id, limit=20) if r.role == "learner"), None)
-    if run is None or run.status in ("passed", "skipped", "cancelled"):
-        return None
-    mistake = exercise.mistake_for(run.reason)
-    if mistake is None and english is not None:
-        original = english()
-        found = original.mistake_for(run.reason)
-        if found is not None and len(original.mistakes) == len(exercise.mistakes):
-            mistake = exercise.mistakes[original.mistakes.index(found)]
-    return (mistake, run.at) if mistake else None
 
 
 def code_for(exercise: Exercise, role: str, workspace: Workspace) -> Path:
@@ -130,7 +85,7 @@ def run_checks(
     *,
     role: str,
     workspace: Workspace,
-    progress: Progress | None,
+    session: LearnerSession | None,
     device: str,
     home: Path,
     console: Console | None,
@@ -138,6 +93,8 @@ def run_checks(
     seed: int | None = None,
     warn: Callable[[str], None] | None = None,
 ) -> list[CheckResult]:
+    """Check each exercise's `role` file in turn; a learner's verdicts are recorded through
+    `session` (None: nothing is stored)."""
     exercises = list(exercises)
 
     def say(text: str) -> None:
@@ -175,11 +132,11 @@ def run_checks(
                 else:
                     verdict = runner.check(exercise, code, on_event=on_event, seed=seed)
                 results.append(CheckResult(exercise, role, verdict))
-                if progress is not None and verdict.status != "skipped":
+                if session is not None:
                     try:
-                        progress.record_run(exercise.id, verdict.status, verdict.reason, verdict.figures, role=role)
+                        session.record(exercise, verdict, role=role)
                     except ProgressError as exc:
-                        progress = None  # said once; the remaining verdicts are still shown
+                        session = None  # said once; the remaining verdicts are still shown
                         say(_("progress was not saved: {why}", why=exc))
                 bar.advance(task)
     finally:
@@ -231,17 +188,17 @@ def print_table(results: list[CheckResult], console: Console) -> None:
         if r.role != "learner":
             label.append(f" ({_(ROLE_WORDS.get(r.role, r.role))})", style="dim")
         time_col, speed_col, mem_col = summary_figures(v.figures)
-        reason = v.reason if v.status != "passed" else ""
-        if v.details and v.status != "passed":
+        reason = v.reason if v.status != Status.PASSED else ""
+        if v.details and v.status != Status.PASSED:
             reason += "\n" + "\n".join(v.details[:6])
-        if v.status in ("failed", "error", "crashed", "timeout") and v.seed is not None and r.role == "learner":
+        if v.status in BAD and v.seed is not None and r.role == "learner":
             reason += "\n" + _(
                 "(seed {seed}: `tutor check {id} --seed {seed}` repeats this run)", seed=v.seed, id=r.exercise.id
             )
         # Learner text (reasons quote their code and exception messages) is never markup.
         table.add_row(
             label,
-            Text(_(STATUS_WORDS.get(v.status, v.status)), style=STATUS_STYLE.get(v.status, "")),
+            Text(status_word(v.status), style=status_style(v.status)),
             Text(textsafe.clean(reason)),
             *((time_col, speed_col, mem_col) if figures else ()),
         )
@@ -251,10 +208,7 @@ def print_table(results: list[CheckResult], console: Console) -> None:
     counts: dict[str, int] = {}
     for r in results:
         counts[r.verdict.status] = counts.get(r.verdict.status, 0) + 1
-    console.print(_(", ").join(f"{n} {_(STATUS_WORDS.get(s, s))}" for s, n in counts.items()) or _("nothing to check"))
-
-
-OUTPUT_LINES = 40
+    console.print(_(", ").join(f"{n} {status_word(s)}" for s, n in counts.items()) or _("nothing to check"))
 
 
 def print_output(r: CheckResult, console: Console, heading: bool = True) -> None:
@@ -277,3 +231,48 @@ def result_dict(r: CheckResult) -> dict[str, Any]:
 
 def print_json(results: list[CheckResult]) -> None:
     print(json.dumps([result_dict(r) for r in results], indent=2, default=str))
+
+
+def cmd_check(args: argparse.Namespace, home: Path) -> int:
+    course = load_course(lang=i18n.language())
+    if args.solutions and args.stubs:
+        raise UsageError(_("choose --solutions or --stubs, not both"))
+    progress = progress_if_possible(home)
+    session = LearnerSession(course, progress) if progress is not None else None
+    if args.all:
+        if args.target:
+            raise UsageError(_("--all takes no exercise or chapter"))
+        exercises = course.exercises
+    elif is_chapter(args.target):
+        number = parse_chapter(args.target, course)
+        assert number is not None
+        exercises = course.chapter(number).exercises
+    elif len(args.target) == 1:
+        exercises = [find_exercise(course, args.target[0])]
+    elif args.target:
+        raise UsageError(_("expected one exercise or `chapter N`, got {got}", got=repr(" ".join(args.target))))
+    else:
+        exercises = [LearnerSession(course, progress).current_exercise()]
+    role = "solution" if args.solutions else "stub" if args.stubs else "learner"
+    workspace = Workspace(home)
+    if role == "learner":
+        try:
+            workspace.ensure(course)
+        except WorkspaceError as exc:  # each exercise whose file is missing says so below
+            warn(str(exc))
+    results = run_checks(
+        exercises,
+        role=role,
+        workspace=workspace,
+        session=session,
+        device=args.device,
+        home=home,
+        console=None if args.json else console,
+        seed=args.seed,
+        warn=warn,
+    )
+    if args.json:
+        print_json(results)
+    else:
+        print_table(results, console)
+    return EXIT_OK if all(r.verdict.status in (Status.PASSED, Status.SKIPPED) for r in results) else EXIT_FAIL

@@ -3,6 +3,7 @@ each missing prerequisite the command or step that fixes it."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import platform
 import shutil
@@ -19,7 +20,7 @@ from rich.text import Text
 from tutor import i18n
 from tutor.course import load_course
 from tutor.i18n import _
-from tutor.ui.status import needs_text
+from tutor.steps import needs_text
 
 # Run in a child so that a broken torch install is reported, not raised, and the CLI stays light.
 _PROBE = r"""
@@ -191,3 +192,9 @@ def doctor(console: Console, home: Path) -> int:
         runnable.add_row(f"{c.number}. {c.title}", f"{n}/{len(c.exercises)}", _(", ").join(missing) or "—")
     console.print(runnable)
     return 0 if "torch" in info else 1
+
+
+def cmd_doctor(args: argparse.Namespace, home: Path) -> int:
+    from tutor.cli.common import console
+
+    return doctor(console, home)

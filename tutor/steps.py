@@ -1,9 +1,11 @@
-"""Step statuses, icons and headline figures: plain Python so they are easy to test."""
+"""A step's status (read, new, started, passed, done, cuda), its icon, and the progress labels:
+plain Python, read by the app, watch and the chapter picker."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tutor.status import Status
 from tutor.course import Chapter, Course, Exercise, Needs, Passage, Step
 from tutor.i18n import N_, _
 from tutor.progress import ExerciseProgress
@@ -72,7 +74,7 @@ def chapter_label(course: Course, chapter: Chapter) -> str:
 
 
 def passed_count(exercises: list[Exercise], snap: Snapshot) -> int:
-    return sum(1 for e in exercises if (r := snap.exercises.get(e.id)) and r.status == "passed")
+    return sum(1 for e in exercises if (r := snap.exercises.get(e.id)) and r.status == Status.PASSED)
 
 
 def overall_label(course: Course, snap: Snapshot) -> str:

@@ -1,4 +1,5 @@
-"""`tutor dev check`: the course author's gate, modelled on rustlings' `dev check`.
+"""The course's own rules, which `tutor dev check` (tutor/cli/dev.py) enforces, modelled on
+rustlings' `dev check`.
 
 Every manifest loads; every guide code block parses; every translated guide has the English
 guide's python blocks unchanged (steps not yet translated, or translated from an older English
@@ -11,23 +12,18 @@ from __future__ import annotations
 
 import ast
 import io
-import json
 import re
-import tempfile
 import tomllib
 import tokenize
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
-from rich.console import Console
-from rich.table import Table
 
-from tutor import i18n, paths, reason_lint, zh_lint
-from tutor.headless import STATUS_STYLE, run_checks
-from tutor.mutate import record_status
+from tutor.status import Status
+from tutor import i18n, reason_lint, zh_lint
 from tutor.course import (
     DEFAULT_LANGUAGE,
     Course,
@@ -41,15 +37,6 @@ from tutor.course import (
     translation_file,
 )
 from tutor.runner.client import Runner
-from tutor.workspace import Workspace
-
-
-@dataclass
-class Report:
-    problems: list[str] = field(default_factory=list)
-    rows: list[tuple[str, str, str, str]] = field(default_factory=list)  # exercise, stub, solution, note
-    skipped: int = 0
-    warnings: list[str] = field(default_factory=list)  # reported, never a failure
 
 
 def _syntax_problem(code: str, path: Path, course: Course, where: str = "") -> str | None:
@@ -378,186 +365,11 @@ def _mistakes_of(e: Exercise, runner: Runner, scratch: Path, run: bool) -> list[
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(source, encoding="utf-8")
         v = runner.check(e, path)
-        if v.status == "skipped":
+        if v.status == Status.SKIPPED:
             continue
-        if v.status != "failed" or not m.matches(v.reason):
+        if v.status != Status.FAILED or not m.matches(v.reason):
             problems.append(
                 f"{where}: its mutant gives {v.status}: {v.reason[:160]!r}, which does not "
                 f"contain {m.when!r}: the targeted hint would never be offered"
             )
     return problems
-
-
-def dev_check(
-    console: Console,
-    home: Path,
-    chapters: list[int] | None = None,
-    run: bool = True,
-    device: str = "auto",
-    as_json: bool = False,
-    seeds: int = 1,
-) -> int:
-    try:
-        course = load_course()
-    except LessonError as exc:
-        console.print(f"[red]✗[/] {exc}", markup=True, highlight=False)
-        return 1
-    wanted = [c for c in course.chapters if not chapters or c.number in chapters]
-    if chapters and len(wanted) != len(set(chapters)):
-        console.print(f"[red]✗[/] no chapter {sorted(set(chapters) - {c.number for c in wanted})}")
-        return 2
-    i18n_problems, untranslated = untranslated_report()
-    report = Report(
-        problems=[
-            p
-            for p in static_problems(course)
-            + translation_problems(course)
-            + reason_problems(course)
-            + i18n_problems
-            + emphasis_problems(course)
-            + zh_problems(course)
-            if not chapters or any(c.slug in p for c in wanted)
-        ],
-        warnings=[
-            w for w in untranslated + stale_translations(course) if not chapters or any(c.slug in w for c in wanted)
-        ],
-    )
-    exercises = [e for c in wanted for e in c.exercises]
-    mutation = [m for m in record_status(course) if any(m.exercise == e.id for e in exercises)]
-    report.problems += [
-        f"{m.exercise}: its mutation record is stale (the solution or checker changed since it was "
-        f"measured): run `tutor dev mutate {m.exercise} --record`"
-        for m in mutation
-        if m.stale
-    ]
-    if run and exercises:
-        workspace = Workspace(home)
-        runner = Runner(cache_dir=paths.cache_dir(home), device=device)
-        try:
-            show = None if as_json else console
-            stubs = run_checks(
-                exercises,
-                role="stub",
-                workspace=workspace,
-                progress=None,
-                device=device,
-                home=home,
-                console=show,
-                runner=runner,
-            )
-            sols = run_checks(
-                exercises,
-                role="solution",
-                workspace=workspace,
-                progress=None,
-                device=device,
-                home=home,
-                console=show,
-                runner=runner,
-            )
-            # More seeds: a correct solution must pass for every draw of the inputs, not one.
-            for extra in range(1, seeds):
-                again = run_checks(
-                    exercises,
-                    role="solution",
-                    workspace=workspace,
-                    progress=None,
-                    device=device,
-                    home=home,
-                    console=show,
-                    runner=runner,
-                    seed=extra,
-                )
-                for r in again:
-                    if r.verdict.status not in ("passed", "skipped"):
-                        report.problems.append(
-                            f"{r.exercise.key}: the solution fails with seed {extra}: "
-                            f"{r.verdict.status}: {r.verdict.reason}"
-                        )
-            with tempfile.TemporaryDirectory(prefix="tutor-mistakes-") as scratch:
-                report.problems += mistake_problems(exercises, runner, Path(scratch))
-        finally:
-            runner.close()
-        for stub, sol in zip(stubs, sols):
-            e = stub.exercise
-            sv, rv = stub.verdict, sol.verdict
-            note = ""
-            if rv.status == "skipped" or sv.status == "skipped":
-                report.skipped += 1
-                note = rv.reason or sv.reason
-            else:
-                if sv.status == "passed":
-                    report.problems.append(f"{e.key}: the stub PASSES its check (it must fail)")
-                if rv.status != "passed":
-                    report.problems.append(
-                        f"{e.key}: the solution does not pass: {rv.status}: {rv.reason}"
-                        + ("".join(f"\n    {d}" for d in rv.details[:8]))
-                    )
-                    if rv.output.strip():
-                        report.problems.append("    output: " + rv.output.strip()[-1500:].replace("\n", "\n    "))
-                note = f"stub: {sv.reason[:90]}" if sv.status != "passed" else ""
-            report.rows.append((e.key, sv.status, rv.status, note + f"  [{rv.duration_s:.1f} s]"))
-    if as_json:
-        print(
-            json.dumps(
-                {
-                    "problems": report.problems,
-                    "translation_warnings": report.warnings,
-                    "skipped": report.skipped,
-                    "exercises": [dict(zip(("exercise", "stub", "solution", "note"), r)) for r in report.rows],
-                    "mutation": [
-                        {
-                            "exercise": m.exercise,
-                            "mutants": m.mutants,
-                            "killed": m.killed,
-                            "equivalent": m.equivalent,
-                            "unexplained_survivors": m.unexplained,
-                            "score": round(m.ratio, 4),
-                            "stale": m.stale,
-                        }
-                        for m in mutation
-                        if m.measured
-                    ],
-                },
-                indent=2,
-            )
-        )
-    else:
-        if report.rows:
-            table = Table(title="tutor dev check", title_justify="left")
-            for col in ("exercise", "stub (must fail)", "solution (must pass)", "note"):
-                table.add_column(col, overflow="fold")
-            for key, stub_status, sol_status, note in report.rows:
-                stub_style = "green" if stub_status not in ("passed", "skipped") else STATUS_STYLE.get(stub_status, "")
-                table.add_row(
-                    key, f"[{stub_style}]{stub_status}[/]", f"[{STATUS_STYLE.get(sol_status, '')}]{sol_status}[/]", note
-                )
-            console.print(table)
-        if report.warnings:
-            console.print(
-                f"! {len(report.warnings)} translation warning(s): steps not fully translated "
-                "(shown in English) or translated from an older English text:",
-                style="yellow",
-                highlight=False,
-                markup=False,
-            )
-            for w in report.warnings:
-                console.print("  " + w, style="yellow", highlight=False, markup=False)
-        measured = [m for m in mutation if m.measured]
-        if measured:
-            console.print(f"mutation scores ({len(measured)} of {len(mutation)} exercises measured):", highlight=False)
-            for m in measured:
-                console.print(
-                    f"  {m.exercise}: {m.killed}/{m.mutants - m.equivalent} killed ({m.ratio:.0%}), "
-                    f"{m.equivalent} equivalent, {m.unexplained} unexplained" + (" [stale]" if m.stale else ""),
-                    highlight=False,
-                    markup=False,
-                )
-        for p in report.problems:
-            console.print("✗ " + p, style="red", highlight=False, markup=False)
-        n = len(wanted)
-        console.print(
-            f"{n} chapter(s), {len(exercises)} exercise(s), {report.skipped} skipped on this machine, "
-            f"{len(report.warnings)} translation warning(s), {len(report.problems)} problem(s)"
-        )
-    return 1 if report.problems else 0

@@ -1,4 +1,5 @@
-"""Human-readable times and sizes, shared by the CLI tables and the app's results panel."""
+"""Human-readable times, sizes and output tails, shared by the CLI tables and the app's results
+panel."""
 
 from __future__ import annotations
 
@@ -23,3 +24,6 @@ def fmt_bytes(n: float) -> str:
             return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
         n /= 1024
     return f"{n:.1f} GiB"  # pragma: no cover
+
+
+OUTPUT_LINES = 40  # the tail of a program's output that the results panel and `tutor check` show

@@ -18,7 +18,8 @@ from typing import Any, Callable, Protocol
 from tutor.course import Chapter, Course, Exercise
 from tutor.i18n import N_, _
 from tutor.progress import Progress, RunRecord
-from tutor.runner.protocol import CANCELLED, ERROR, PASSED, SKIPPED, Event, Verdict
+from tutor.runner.protocol import ERROR, Event, Verdict
+from tutor.session import LearnerSession
 from tutor.workspace import Workspace, WorkspaceError
 
 
@@ -47,7 +48,12 @@ class Arrival:
     last: RunRecord | None = None
 
 
-class WatchSession:
+class WatchSession(LearnerSession):
+    """The learner's session (rules in LearnerSession) plus what watching adds: the exercise
+    watched, its file's text as last checked, and the runner."""
+
+    progress: Progress  # watch always has its store
+
     def __init__(
         self,
         course: Course,
@@ -57,13 +63,10 @@ class WatchSession:
         start: Exercise,
         device: str = "auto",
     ) -> None:
-        self.course = course
-        self.progress = progress
+        super().__init__(course, progress, device)
         self.workspace = workspace
-        self.device = device
         self.exercises = course.exercises
         self.index = self.exercises.index(start)
-        self.gpus: int | None = None  # known once the runner has started
         self._runner_factory = runner_factory
         self._runner: RunnerLike | None = None
         self._runner_lock = threading.Lock()
@@ -106,37 +109,12 @@ class WatchSession:
         self.index = self.exercises.index(exercise)
         if not self.path(exercise).exists():  # recreate a deleted file from its stub to watch it
             self.workspace.read(exercise)
-        self.progress.set_position(self.chapter(exercise).number, exercise.id)
+        super().go_to(exercise)
 
-    def neighbour(self, delta: int) -> Exercise | None:
-        i = self.index + delta
-        return self.exercises[i] if 0 <= i < len(self.exercises) else None
-
-    def status(self, exercise: Exercise) -> str:
-        return self.progress.exercise(exercise.id).status
-
-    def runs_here(self, exercise: Exercise) -> tuple[bool, str]:
-        """Whether this machine can check `exercise` (assumed yes until the runner reports)."""
-        if self.gpus is None:
-            return True, ""
-        device, why = exercise.needs.device_here(self.gpus, self.device)
-        return device is not None, why
-
-    def after_pass(self, exercise: Exercise) -> Exercise | None:
-        """Where to go after `exercise` passed: the next exercise in course order that has not
-        passed and can run here, wrapping around to earlier ones; None when none is left."""
-        i = self.exercises.index(exercise)
-        passed = {k for k, v in self.progress.all_exercises().items() if v.status == PASSED}
-        for ex in self.exercises[i + 1 :] + self.exercises[:i]:
-            if ex.id not in passed and self.runs_here(ex)[0]:
-                return ex
-        return None
+    def neighbour_exercise(self, delta: int) -> Exercise | None:
+        return self.next_exercise(self.current, delta)
 
     # -- hints and the solution -----------------------------------------------------------------
-
-    def hints_used(self, exercise: Exercise | None = None) -> int:
-        ex = exercise or self.current
-        return min(self.progress.exercise(ex.id).hints_used, len(ex.hints))
 
     def reveal_hint(self) -> bool:
         """Reveal the current exercise's next hint (it counts as used, as everywhere);
@@ -144,14 +122,12 @@ class WatchSession:
         ex = self.current
         if self.hints_used(ex) >= len(ex.hints):
             return False
-        self.progress.use_hint(ex.id, len(ex.hints))
+        self.use_hint(ex)
         return True
 
     def solution_refusal(self, exercise: Exercise) -> str | None:
         """Why the reference solution is not shown yet, or None when it may be."""
-        if self.status(exercise) == PASSED:
-            return None
-        left = len(exercise.hints) - self.hints_used(exercise)
+        left = self.solution_hints_left(exercise)
         if left > 0:
             return _("The solution opens after the hints (h reveals the next, {left} left) or after a pass.", left=left)
         return None
@@ -223,14 +199,6 @@ class WatchSession:
     def cancel(self) -> None:
         if self._runner is not None:
             self._runner.cancel()
-
-    def record(self, exercise: Exercise, verdict: Verdict) -> bool:
-        """Store a finished check in the run history (a pass marks the exercise passed).
-        Cancelled and skipped runs say nothing about the learner's code: not stored."""
-        if verdict.status in (CANCELLED, SKIPPED):
-            return False
-        self.progress.record_run(exercise.id, verdict.status, verdict.reason, verdict.figures)
-        return True
 
     def close(self) -> None:
         if self._runner is not None:

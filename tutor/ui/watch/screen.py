@@ -7,10 +7,9 @@ and every database access happens on this (the UI) thread.
 from __future__ import annotations
 
 import os
-import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, cast
+from typing import Protocol, cast
 
 from rich.console import Group
 from rich.markdown import Markdown as RichMarkdown
@@ -19,77 +18,31 @@ from rich.text import Text
 from textual.app import ComposeResult, SuspendNotSupported
 from textual.binding import Binding
 from textual.containers import VerticalScroll
-from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from tutor.status import Status
 from tutor.course import Exercise
 from tutor.i18n import _
 from tutor.progress import ProgressError
-from tutor.runner.protocol import CANCELLED, Event, Verdict
+from tutor.runner.protocol import CANCELLED
+from tutor.ui.background import Generations, background
+from tutor.ui.messages import RunDone, RunnerFailed, RunnerReady, RunProgress, post
 from tutor.ui.screens.solution import SolutionScreen
-from tutor.ui.status import Snapshot, icon, needs_text, step_status
+from tutor.steps import Snapshot, icon, needs_text, step_status
 from tutor.ui.widgets.results import ResultsPanel
-from tutor.watch.editor import EditorError, editor_command, open_in_editor
-from tutor.watch.picker import ExercisePicker
-from tutor.watch.session import WatchSession, ago, task_summary, verdict_of
+from tutor.external_editor import EditorError, editor_command, open_in_editor
+from tutor.ui.watch.picker import ExercisePicker
+from tutor.watch_session import WatchSession, ago, task_summary, verdict_of
 from tutor.workspace import WorkspaceError
 
-if TYPE_CHECKING:
-    from tutor.watch.app import WatchApp
 
+class WatchHost(Protocol):
+    """What the screen needs from the watch app (typed so, the screen never imports the app)."""
 
-# -- messages from worker and watcher threads ------------------------------------------------------
+    def watch_file(self, path: Path) -> None: ...
 
-
-class FileSaved(Message):
-    def __init__(self, path: Path) -> None:
-        super().__init__()
-        self.path = path
-
-
-class WatchFailed(Message):
-    def __init__(self, reason: str) -> None:
-        super().__init__()
-        self.reason = reason
-
-
-class CheckProgress(Message):
-    def __init__(self, gen: int, event: Event) -> None:
-        super().__init__()
-        self.gen = gen
-        self.event = event
-
-
-class CheckDone(Message):
-    def __init__(self, gen: int, exercise: Exercise, verdict: Verdict) -> None:
-        super().__init__()
-        self.gen = gen
-        self.exercise = exercise
-        self.verdict = verdict
-
-
-class RunnerUp(Message):
-    def __init__(self, gpus: int | None, error: str = "") -> None:
-        super().__init__()
-        self.gpus = gpus
-        self.error = error
-
-
-def background(fn: Callable[[], None], name: str) -> None:
-    """Run `fn` in a daemon thread. Not a Textual thread worker on purpose: those run in the
-    event loop's executor, which the app waits for on exit, so `q` during a 60 s C++ build or
-    the runner's torch import would hang until it finished. A daemon thread ends with us; the
-    runner's process is closed by WatchApp.close_resources."""
-    threading.Thread(target=fn, name=name, daemon=True).start()
-
-
-def post(target: object, message: Message) -> None:
-    """Post from another thread; a closed app just drops it."""
-    try:
-        target.post_message(message)  # type: ignore[attr-defined]
-    except RuntimeError:
-        pass
+    def start_watching(self) -> None: ...
 
 
 class WatchScreen(Screen[None]):
@@ -126,16 +79,15 @@ class WatchScreen(Screen[None]):
     def __init__(self, session: WatchSession) -> None:
         super().__init__(id="watch")
         self.session = session
-        self.gen = 0  # the latest check; verdicts of older ones are stale
-        self.running = False
+        self.runs = Generations()  # the latest check; verdicts of older ones are stale
         self.shown: Exercise | None = None  # whose verdict the results panel shows
         self.shown_passed = False
         self.history: list[tuple[str, str]] = []  # (exercise id, status) of every finished check
         self._stamp: tuple[float, int] | None = None  # the file as last seen (see _poll)
 
     @property
-    def watch_app(self) -> "WatchApp":
-        return cast("WatchApp", self.app)
+    def watch_app(self) -> WatchHost:
+        return cast(WatchHost, self.app)
 
     def compose(self) -> ComposeResult:
         yield Static(id="watch-title")
@@ -194,7 +146,7 @@ class WatchScreen(Screen[None]):
             results.show_idle(self._idle_text(ex))
             return
         if arrival.action == "history" and arrival.last is not None:
-            self.shown, self.shown_passed = ex, arrival.last.status == "passed"
+            self.shown, self.shown_passed = ex, arrival.last.status == Status.PASSED
             results.show_verdict(verdict_of(arrival.last), f"{ex.title}  (last check, {ago(arrival.last.at)})")
         elif arrival.action == "check":
             self.check_now()
@@ -298,42 +250,43 @@ class WatchScreen(Screen[None]):
     def check_now(self) -> None:
         """Check the current file; a check still in flight is cancelled (its verdict is dropped)."""
         ex = self.session.current
-        if self.running:
+        if self.runs.running:
             self.session.cancel()
         self.session.note_checking(ex)
         self._stamp = self.session.stamp(ex)
-        self.gen += 1
-        self.running = True
+        gen = self.runs.begin()
         self.shown, self.shown_passed = None, False
         if self.has_class("-task-full"):  # the verdict must be in view
             self.remove_class("-task-full")
             self._show_task(ex)
         self.query_one(ResultsPanel).start(ex.title)
-        self._check(ex, self.gen)
+        self._check(ex, gen)
 
     def _check(self, ex: Exercise, gen: int) -> None:
         def work() -> None:
-            verdict = self.session.check(ex, lambda event: post(self, CheckProgress(gen, event)))
-            post(self, CheckDone(gen, ex, verdict))
+            verdict = self.session.check(ex, lambda event: post(self, RunProgress(gen, event)))
+            post(self, RunDone(gen, ex, verdict))
 
         background(work, "tutor-watch-check")
 
     def _warm_up(self) -> None:
         def work() -> None:
             try:
-                post(self, RunnerUp(self.session.warm_up()))
+                post(self, RunnerReady(self.session.warm_up()))
             except Exception as exc:  # RunnerError, OSError: the first check will say it again
-                post(self, RunnerUp(None, str(exc)))
+                post(self, RunnerFailed(str(exc)))
 
         background(work, "tutor-watch-warm-up")
 
-    def on_runner_up(self, message: RunnerUp) -> None:
-        if message.gpus is None:
-            self.notify(_("The runner could not start: {reason}", reason=message.error), severity="error", timeout=10)
-            return
+    def on_runner_failed(self, message: RunnerFailed) -> None:
+        message.stop()
+        self.notify(_("The runner could not start: {reason}", reason=message.reason), severity="error", timeout=10)
+
+    def on_runner_ready(self, message: RunnerReady) -> None:
+        message.stop()
         self.session.gpus = message.gpus
         self._show_header(self.session.current)
-        if self.shown is None and not self.running:
+        if self.shown is None and not self.runs.running:
             self.query_one(ResultsPanel).show_idle(self._idle_text(self.session.current))
 
     def file_saved(self, path: Path) -> None:
@@ -348,21 +301,21 @@ class WatchScreen(Screen[None]):
             return
         self.check_now()
 
-    def on_check_progress(self, message: CheckProgress) -> None:
-        if message.gen == self.gen:
+    def on_run_progress(self, message: RunProgress) -> None:
+        if self.runs.latest(message.gen):
             self.query_one(ResultsPanel).add_event(message.event)
 
-    def on_check_done(self, message: CheckDone) -> None:
+    def on_run_done(self, message: RunDone) -> None:
         ex, verdict = message.exercise, message.verdict
+        assert isinstance(ex, Exercise)  # watch runs no passages
         try:
             self.session.record(ex, verdict)
         except ProgressError as exc:
             self.notify(str(exc), severity="error")
         if verdict.status != CANCELLED:
             self.history.append((ex.id, verdict.status))
-        if message.gen != self.gen:
+        if not self.runs.finish(message.gen):
             return  # a newer check replaced this one
-        self.running = False
         if ex != self.session.current:  # the learner moved on while it ran
             if verdict.status != CANCELLED:
                 self.notify(f"{ex.title}: {verdict.status}", timeout=4)
@@ -408,7 +361,7 @@ class WatchScreen(Screen[None]):
         self._show_header(ex)
 
     def _move(self, delta: int) -> None:
-        ex = self.session.neighbour(delta)
+        ex = self.session.neighbour_exercise(delta)
         if ex is None:
             self.notify(_("This is the last exercise.") if delta > 0 else _("This is the first exercise."))
             return

@@ -19,14 +19,15 @@ from tutor.course import Course, Exercise
 from tutor.i18n import _
 from tutor.progress import Progress, ProgressError
 from tutor.runner.client import Runner
-from tutor.watch.screen import FileSaved, WatchFailed, WatchScreen, post
-from tutor.watch.session import RunnerLike, WatchSession
-from tutor.watch.watcher import FileWatcher
+from tutor.ui.messages import FileSaved, WatchFailed, post
+from tutor.ui.watch.screen import WatchScreen
+from tutor.watch_session import RunnerLike, WatchSession
+from tutor.file_watcher import FileWatcher
 from tutor.workspace import Workspace, WorkspaceError
 
 
 class WatchApp(App[int]):
-    CSS_PATH = "../ui/tutor.tcss"  # one stylesheet for the whole project (see its watch block)
+    CSS_PATH = "../tutor.tcss"  # one stylesheet for the whole project (see its watch block)
     TITLE = "tutor watch"
     ENABLE_COMMAND_PALETTE = False  # nine single keys, all in the footer: no palette needed
     BINDINGS = [

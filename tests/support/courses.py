@@ -144,3 +144,38 @@ def build_course(root: Path) -> Path:
 
 
 SOLUTION = (REPO / "solutions" / "02-custom-autograd" / "sigmoid.py").read_text()
+
+
+CPU_BEFORE_CUDA = """
+[[steps]]
+kind = "exercise"
+id = "cpu-add"
+title = "An add on the CPU"
+text = "02-add.md"
+stub = "exercises/cpu_add.py"
+solution = "cpu_add.py"
+checker = "checks/add.py"
+hints = ["one", "two", "three"]
+"""
+
+OUTRO = """
+[[steps]]
+kind = "read"
+id = "outro"
+title = "What the kernel did"
+text = "01-intro.md"
+"""
+
+
+def build_course_cpu_before_cuda(root: Path) -> Path:
+    """The course above with chapter 3 as intro, cpu-add, cuda-add (CUDA only), outro: what
+    comes after a pass of cpu-add depends on whether this machine can run cuda-add."""
+    build_course(root)
+    ch3 = root / "lessons" / "03-cpp-ops"
+    toml = ch3 / "lesson.toml"
+    text = toml.read_text()
+    cuda = text.index('[[steps]]\nkind = "exercise"')
+    toml.write_text(text[:cuda] + CPU_BEFORE_CUDA.lstrip("\n") + "\n" + text[cuda:] + OUTRO)
+    (ch3 / "exercises" / "cpu_add.py").write_text("def add(a, b):\n    raise NotImplementedError\n")
+    (root / "solutions" / "03-cpp-ops" / "cpu_add.py").write_text("def add(a, b):\n    return a + b\n")
+    return root
