@@ -22,9 +22,10 @@ def test_compile_block_solution_passes(solution_verdict):
     v = assert_passes(solution_verdict("compile-block"))
     assert v.figures["compile_s"] > 0
     for job in ("the block (5, 37, 64)", "elementwise norm (16, 256, 256)", "Linear(8, 8) on one row"):
-        for who in ("your", "the reference's"):
-            cost = v.figures[f"{job}: {who} compile_cost"]
-            assert cost["compile_s"] > 0 and cost["compiler_metric_s"] > 0 and cost["break_even_calls"] >= 0
+        cost = v.figures[f"{job}: your compile_cost"]
+        assert cost["compile_s"] > 0 and cost["compiler_metric_s"] > 0 and cost["break_even_calls"] >= 0
+        # The reference's compile_cost is not run again in the learner's process (a compile per job).
+        assert f"{job}: the reference's compile_cost" not in v.figures
         assert "speedup" in v.figures[f"{job}: compiled vs eager"]
     # The tiny Linear is slower compiled (Dynamo's per-call cost is more than its work): never repaid.
     assert v.figures["Linear(8, 8) on one row: your compile_cost"]["break_even_calls"] == float("inf")

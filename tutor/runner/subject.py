@@ -156,6 +156,11 @@ def prepare_environment(request: RunRequest, tmpdir: Path) -> None:
     os.environ.setdefault("TORCH_EXTENSIONS_DIR", str(cache / "torch_extensions"))
     os.environ.setdefault("TORCHINDUCTOR_CACHE_DIR", str(cache / "inductor"))
     os.environ.setdefault("TRITON_CACHE_DIR", str(cache / "triton"))
+    if not request.checker:
+        # A passage compiles one small graph: Inductor's pool of compile workers (a fresh
+        # interpreter that imports torch) costs more than it saves. Measured on 2 busy cores
+        # (bench/bench_compile.py): a cold first call 29 CPU-s with the pool, 22 s without.
+        os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
     os.environ["TMPDIR"] = str(tmpdir)
     # The server (and so this fork) already asked tempfile for its folder: without this,
     # learner code's tempfile calls and Inductor's default folders would land in /tmp.

@@ -319,6 +319,11 @@ def _check_cost(ctx, mine, key: str, label: str, model: nn.Module, x: torch.Tens
                      "took less than {fastest:.3g} ms while compile_cost ran, and compiled_s = {c:.3g} ms is "
                      "that slow: are eager_s and compiled_s swapped?",
                      e=_ms(e), c=_ms(c), fastest=_ms(fastest_eager_s), label=label))
+    if getattr(ctx.channel, "measures_speed", True):
+        # The learner's run: the check's own interleaved timing of compiled against eager, judged
+        # before the compile figures, so that a swap is reported as the swap (a swapped eager_s
+        # also shifts compile_s by eager_s - compiled_s, which alone can fail the figures below).
+        _time_and_judge_swap(ctx, key, label, model, x, e, c)
     # A compile happened inside compile_cost, and compile_s is what it cost.
     if metric_works:
         ctx.expect(compiling_s > 0.002,
@@ -326,7 +331,10 @@ def _check_cost(ctx, mine, key: str, label: str, model: nn.Module, x: torch.Tens
                          "while it ran. This model's code was already compiled earlier in this process (the check "
                          "compiled it), and a new torch.compile(...) wrapper reuses that code, so its first call "
                          "compiles nothing. Make Dynamo forget what it compiled before measuring.", label=label))
-        ctx.expect(k >= 0.5 * compiling_s,
+        # compile_s is the first call less one steady call: which of the two steady times it took
+        # off is a question for the swap (above), so |eager_s - compiled_s| is allowed here. A
+        # compile_s that timed only the wrapping (about 0 ms) still fails by the whole compile.
+        ctx.expect(k + abs(e - c) >= 0.5 * compiling_s,
                    ctx.t("compile_cost reported compile_s = {ms:.2f} ms for {label}, but Dynamo and Inductor spent "
                          "{s:.3f} s compiling while it ran: torch.compile(...) returns before compiling anything, "
                          "and the compile happens inside the first call of the compiled model. Time that call, "
@@ -363,34 +371,35 @@ def _check_cost(ctx, mine, key: str, label: str, model: nn.Module, x: torch.Tens
         _judge_decision(ctx, mine, dict(cost), calls, whose)
 
     if getattr(ctx.channel, "measures_speed", True):
-        # The learner's run: the reference's figures beside the learner's, and the check's own
-        # interleaved timing of compiled against eager.
-        ref, ref_compiling_s = _compiling(lambda: ctx.reference.compile_cost(model, x, warmup=warmup, iters=iters))
-        names = (f"{key}: your compile_cost", f"{key}: the reference's compile_cost")
-        whose_cost = (ctx.t("your compile_cost"), ctx.t("the reference's compile_cost"))
-        for name, who, figures, spent in zip(names, whose_cost, (cost, ref), (compiling_s, ref_compiling_s)):
-            row = {"compile_s": figures["compile_s"], "compiler_metric_s": spent,
-                   "eager_ms": _ms(figures["eager_s"]), "compiled_ms": _ms(figures["compiled_s"]),
-                   "speedup": figures["eager_s"] / figures["compiled_s"],
-                   "break_even_calls": figures["break_even_calls"]}
-            calls = row["break_even_calls"]
-            repaid = ctx.t("repaid after {n:,.0f} call(s)", n=calls) if math.isfinite(calls) else ctx.t("never repaid")
-            ctx.figure(name, row, label=ctx.t(
-                "{label}, {who}: compile {compile_s:.3f} s (the compiler counted {compiler_metric_s:.3f} s), a call "
-                "{eager_ms:.3g} ms eager and {compiled_ms:.3g} ms compiled ({speedup:.2f}× as fast), {repaid}",
-                label=label, who=who, repaid=repaid, **row))
-        compiled = ctx.reference.compile_block(model)
-        compiled(x)
-        timing = ctx.time(lambda: compiled(x), lambda: model(x), name=f"{key}: compiled vs eager",
-                          label=ctx.t("{label}: compiled vs eager", label=label),
-                          compares=ctx.t("timed by the check"), sides=(ctx.t("compiled"), ctx.t("eager")))
-        yours = e / c
-        # Only a wide gap is judged (a fact of the learner's run alone, so ctx.fail, not an
-        # observation the reference run would not pair): the learner's figures say the opposite.
-        if not timing.noisy and ((timing.speedup < 0.6 and yours > 1.25) or (timing.speedup > 1.6 and yours < 0.8)):
-            ctx.fail(ctx.t("your compile_cost found the compiled model {yours:.2f}x as fast as eager for {label}, "
-                           "but the check timed it at {check:.2f}x: are eager_s and compiled_s swapped?",
-                           yours=yours, check=timing.speedup, label=label))
+        # The learner's figures beside the compiler's own metric of the same call (the check's
+        # interleaved timing of compiled against eager is reported above). Running the
+        # reference's compile_cost here too would cost a compile and its timing loops per job.
+        row = {"compile_s": k, "compiler_metric_s": compiling_s, "eager_ms": _ms(e), "compiled_ms": _ms(c),
+               "speedup": e / c, "break_even_calls": be}
+        repaid = ctx.t("repaid after {n:,.0f} call(s)", n=be) if math.isfinite(be) else ctx.t("never repaid")
+        ctx.figure(f"{key}: your compile_cost", row, label=ctx.t(
+            "{label}, {who}: compile {compile_s:.3f} s (the compiler counted {compiler_metric_s:.3f} s), a call "
+            "{eager_ms:.3g} ms eager and {compiled_ms:.3g} ms compiled ({speedup:.2f}× as fast), {repaid}",
+            label=label, who=ctx.t("your compile_cost"), repaid=repaid, **row))
+
+
+def _time_and_judge_swap(ctx, key: str, label: str, model: nn.Module, x: torch.Tensor, e: float, c: float) -> None:
+    """The check's own interleaved timing of compiled against eager (one thread, after warm-up);
+    a learner's speedup that says the opposite by a wide margin is a swap. The model's code is
+    compiled already (compile_cost just did it), so this compiles nothing more unless the
+    learner's compile_block compiled differently from the reference's."""
+    compiled = ctx.reference.compile_block(model)
+    compiled(x)
+    timing = ctx.time(lambda: compiled(x), lambda: model(x), name=f"{key}: compiled vs eager",
+                      label=ctx.t("{label}: compiled vs eager", label=label),
+                      compares=ctx.t("timed by the check"), sides=(ctx.t("compiled"), ctx.t("eager")))
+    yours = e / c
+    # Only a wide gap is judged (a fact of the learner's run alone, so ctx.fail, not an
+    # observation the reference run would not pair): the learner's figures say the opposite.
+    if not timing.noisy and ((timing.speedup < 0.6 and yours > 1.25) or (timing.speedup > 1.6 and yours < 0.8)):
+        ctx.fail(ctx.t("your compile_cost found the compiled model {yours:.2f}x as fast as eager for {label}, "
+                       "but the check timed it at {check:.2f}x: are eager_s and compiled_s swapped?",
+                       yours=yours, check=timing.speedup, label=label))
 
 
 def check(ctx):
@@ -462,7 +471,7 @@ def check(ctx):
         # the learner's words beside them.
         block_shape, wide_shape = (batch, seq, dim), (16, 256, 256)
         jobs = [
-            (f"the block {block_shape}", ctx.t("the block {shape}", shape=block_shape), block, x, 3, 200, False),
+            (f"the block {block_shape}", ctx.t("the block {shape}", shape=block_shape), block, x, 3, 50, False),
             (f"elementwise norm {wide_shape}", ctx.t("elementwise norm {shape}", shape=wide_shape), wide,
              ctx.randn(*wide_shape), 2, 10, False),
             ("Linear(8, 8) on one row", ctx.t("Linear(8, 8) on one row"), row, ctx.randn(1, 8), 10, 5000, True),

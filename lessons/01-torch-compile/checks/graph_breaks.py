@@ -104,6 +104,20 @@ def check(ctx):
             ctx.expect_close(ctx.t("compiled output when {what}", what=what), compiled(x), expected,
                              atol=1e-5, rtol=1e-4)
 
+    # The branch's boundary: a batch mean of exactly 0 is not positive, so the original takes tanh
+    # (a `>=` takes relu). fc1 made to give every sample the same hidden features, +c and -c in
+    # turn: divided by their peak they are exactly +1 and -1, whose mean is exactly 0.
+    with torch.no_grad():
+        c = 0.5 + float(ctx.rand(1))
+        model.fc1.weight.zero_()
+        model.fc1.bias.copy_(c * torch.tensor([1.0, -1.0], device=ctx.device).repeat(model.fc1.out_features // 2))
+        x = ctx.randn(3, dim)
+        expected = _original(model, x)
+        what = ctx.t("the mean of the hidden features is exactly 0 (not positive: the tanh branch)")
+        ctx.expect_close(ctx.t("output when {what}", what=what), model(x), expected, atol=1e-5, rtol=1e-4)
+        ctx.expect_close(ctx.t("compiled output when {what}", what=what), compiled(x), expected,
+                         atol=1e-5, rtol=1e-4)
+
     # The point of the fix, as counts: the graphs Dynamo makes of your forward against those it
     # makes of the original one (its .item() and its `if` on a tensor each end a graph).
     torch._dynamo.reset()
