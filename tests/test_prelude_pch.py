@@ -1,0 +1,175 @@
+"""The learner's #include lines precompiled once for load_inline builds (prelude_pch.py)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tutor.runner import prelude_pch
+
+MAIN = """\
+// my relu
+#include <ATen/ATen.h>
+
+#include <torch/csrc/Exceptions.h>   // for the bindings
+at::Tensor relu(const at::Tensor& x) { return x; }
+#include <vector>
+"""
+
+
+def test_leading_includes_stop_at_the_first_line_of_code():
+    assert prelude_pch.leading_includes(MAIN) == (
+        "#include <ATen/ATen.h>\n#include <torch/csrc/Exceptions.h>   // for the bindings\n"
+    )
+
+
+def test_no_leading_includes_no_header():
+    assert prelude_pch.leading_includes("int f();\n#include <vector>\n") == ""
+    assert prelude_pch.leading_includes("") == ""
+
+
+def test_a_quoted_include_ends_the_run():
+    # found relative to main.cpp's own folder: the prelude, elsewhere, would find another file
+    assert prelude_pch.leading_includes('#include <vector>\n#include "mine.h"\n#include <string>\n') == (
+        "#include <vector>\n"
+    )
+
+
+def test_a_conditional_ends_the_run():
+    assert prelude_pch.leading_includes("#include <vector>\n#ifdef X\n#include <string>\n#endif\n") == (
+        "#include <vector>\n"
+    )
+
+
+def test_the_prelude_goes_on_the_cflags_line_only():
+    ninja = "cflags = -O2 -fPIC\npost_cflags = \ncuda_cflags = -O3\n"
+    out = prelude_pch.with_prelude(ninja, Path("/c/p q/prelude.h"), ccache=False)
+    assert out.splitlines()[0] == "cflags = -O2 -fPIC -include '/c/p q/prelude.h'"
+    assert out.splitlines()[1:] == ninja.splitlines()[1:]
+    assert prelude_pch.with_prelude(ninja, Path("/p.h"), ccache=True).splitlines()[0].endswith("-fpch-preprocess")
+
+
+def test_the_wrapper_is_left_out_of_the_header_build():
+    assert prelude_pch._plain_compiler("ccache c++") == ["c++"]
+    assert prelude_pch._plain_compiler("/usr/bin/sccache /usr/bin/g++") == ["/usr/bin/g++"]
+    assert prelude_pch._plain_compiler("c++") == ["c++"]
+
+
+def _fake_compiler(tmp_path: Path, fail: bool = False) -> Path:
+    """A 'compiler' that writes its -o file and counts its calls."""
+    script = tmp_path / "fakecxx"
+    body = (
+        "exit 1" if fail else 'out=""; while [ $# -gt 0 ]; do [ "$1" = -o ] && out="$2"; shift; done; echo pch > "$out"'
+    )
+    script.write_text(f'#!/bin/sh\necho x >> "{tmp_path}/calls"\n{body}\n')
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    return script
+
+
+def _build_dir(tmp_path: Path, name: str, cxx: Path, source: str = MAIN) -> Path:
+    d = tmp_path / name
+    d.mkdir()
+    (d / "main.cpp").write_text(source)
+    (d / "build.ninja").write_text(
+        f"cxx = ccache {cxx}\ncflags = -DTORCH_EXTENSION_NAME={name} -O2 -fPIC\n"
+        f"build main.o: compile {d / 'main.cpp'}\n"
+    )
+    return d
+
+
+def _calls(tmp_path: Path) -> int:
+    try:
+        return len((tmp_path / "calls").read_text().split())
+    except OSError:
+        return 0
+
+
+@pytest.fixture
+def batons():
+    pytest.importorskip("torch")
+    from tutor.runner import batons
+
+    batons.install()
+
+
+def test_one_header_serves_every_extension_with_the_same_includes(tmp_path, batons):
+    cxx = _fake_compiler(tmp_path)
+    root = tmp_path / "pch"
+    first = prelude_pch.header_for(str(_build_dir(tmp_path, "a", cxx)), root)
+    again = prelude_pch.header_for(str(_build_dir(tmp_path, "b_ref", cxx)), root)  # another name, same flags
+    assert first is not None and first == again
+    assert _calls(tmp_path) == 1
+    assert first.read_text() == prelude_pch.leading_includes(MAIN)
+    assert Path(str(first) + ".gch").exists()
+    other = prelude_pch.header_for(str(_build_dir(tmp_path, "c", cxx, "#include <vector>\nint f();\n")), root)
+    assert other is not None and other != first and _calls(tmp_path) == 2
+
+
+def test_a_header_that_does_not_compile_is_not_used_nor_retried_at_once(tmp_path, batons):
+    cxx = _fake_compiler(tmp_path, fail=True)
+    root = tmp_path / "pch"
+    assert prelude_pch.header_for(str(_build_dir(tmp_path, "a", cxx)), root) is None
+    assert prelude_pch.header_for(str(_build_dir(tmp_path, "b", cxx)), root) is None
+    assert _calls(tmp_path) == 1
+    (failed,) = root.glob("*/failed")
+    old = failed.stat().st_mtime - prelude_pch.RETRY_S - 1
+    os.utime(failed, (old, old))
+    assert prelude_pch.header_for(str(_build_dir(tmp_path, "c", cxx)), root) is None
+    assert _calls(tmp_path) == 2
+
+
+def test_no_includes_no_header_and_no_compiler_call(tmp_path, batons):
+    cxx = _fake_compiler(tmp_path)
+    d = _build_dir(tmp_path, "a", cxx, "int f() { return 1; }\n")
+    assert prelude_pch.header_for(str(d), tmp_path / "pch") is None
+    assert _calls(tmp_path) == 0
+
+
+def test_only_the_most_recently_used_headers_are_kept(tmp_path, batons):
+    cxx = _fake_compiler(tmp_path)
+    root = tmp_path / "pch"
+    headers = []
+    for i in range(prelude_pch.KEEP + 2):
+        d = _build_dir(tmp_path, f"e{i}", cxx, f"#include <h{i}.h>\nint f();\n")
+        headers.append(prelude_pch.header_for(str(d), root))
+        used = headers[-1].parent / "used"  # type: ignore[union-attr]
+        os.utime(used, (1000.0 + i, 1000.0 + i))  # strictly increasing, whatever the clock's grain
+    kept = sorted(p.name for p in root.iterdir())
+    assert len(kept) == prelude_pch.KEEP
+    assert sorted(h.parent.name for h in headers[-prelude_pch.KEEP :]) == kept  # type: ignore[union-attr]
+
+
+@pytest.mark.slow
+def test_a_real_build_uses_the_header_and_an_edit_reuses_it(tmp_path, monkeypatch):
+    """load_inline with gcc: the header is built once, main.cpp is compiled with it, and the
+    extension loads; a second build of edited code finds the same header."""
+    pytest.importorskip("torch")
+    if shutil.which("c++") is None:
+        pytest.skip("no C++ compiler")
+    from torch.utils import cpp_extension
+
+    from tutor.runner import batons
+
+    batons.install()
+    monkeypatch.setenv("TORCH_EXTENSIONS_DIR", str(tmp_path / "ext"))
+    monkeypatch.delenv("TUTOR_NO_PCH", raising=False)
+    monkeypatch.setattr(cpp_extension, "_run_ninja_build", cpp_extension._run_ninja_build)
+    prelude_pch.patch(cpp_extension)
+    for k in (1, 2):
+        source = f"#include <vector>\n#include <numeric>\nint tutor_pch_test_{k}() {{ std::vector<int> v{{{k}}}; return v[0]; }}\n"
+        cpp_extension.load_inline(
+            name=f"tutor_pch_test_{k}", cpp_sources=source, is_python_module=False, no_implicit_headers=True
+        )
+        build = tmp_path / "ext" / f"tutor_pch_test_{k}"
+        assert "-include " in (build / "build.ninja").read_text()
+        # gcc lists a header it read as text among main.o's dependencies, not one it took precompiled
+        deps = subprocess.run(["ninja", "-t", "deps"], cwd=build, capture_output=True, text=True, check=True).stdout
+        assert "main.cpp" in deps and "prelude.h" not in deps, deps
+    (folder,) = (tmp_path / "ext" / "tutor_pch").iterdir()
+    assert (folder / "prelude.h.gch").exists()
+    assert (folder / "prelude.h").read_text() == "#include <vector>\n#include <numeric>\n"

@@ -1,0 +1,225 @@
+"""Precompiled headers for `load_inline` builds: the learner's own `#include` lines, parsed once.
+
+Where a chapter 3 build's time goes (bench/bench_cpp_build.py, gcc 12, -O2): compiling a
+`main.cpp` that includes `<ATen/ATen.h>` and `<torch/csrc/Exceptions.h>` costs about 22 s of
+CPU, of which about 20 s is parsing those two headers (ATen and pybind11 about half each), about
+2 s the learner's code and the generated bindings, 0.4 s linking. Every edit of the C++ source
+changes `main.cpp`, the one file of the extension, so every edit paid the 20 s again.
+
+torch's own `load_inline(..., use_pch=True)` does not help here: it precompiles
+`torch/extension.h` into torch's install folder, which is used only when that header is the
+first line of `main.cpp` (not with `no_implicit_headers=True` and the narrow headers this
+course teaches), and every `load_inline` call without `use_pch=True` deletes it again.
+
+So this module precompiles what the learner's `main.cpp` itself starts with: the run of
+`#include <...>` lines before its first line of code, in their order. Compiled with
+`-include prelude.h` (those same lines) the file means what it meant: the same headers, in the
+same order, before any of the learner's code, and their own `#include` lines then find the
+include guards set. gcc falls back to the plain header when the `.gch` does not fit the
+command line, so a stale or foreign one costs time, never correctness. One precompiled header
+serves every extension and exercise with the same include lines and compiler flags (the
+reference solutions' among them), kept under the extensions folder between checks.
+
+When ccache is on PATH, torch already puts it in front of the compiler; the flags and the
+sloppiness set here let ccache cache builds that use the precompiled header (it refuses
+them otherwise).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+import shlex
+import shutil
+import subprocess
+import time
+import types
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+KEEP = 4  # precompiled headers kept (about 450 MiB each for ATen + pybind11); older ones are removed
+RETRY_S = 600.0  # a header that failed to build is not tried again for this long
+_INCLUDE = re.compile(r"^\s*#\s*include\s*<[^>\n]+>\s*(//.*)?$")
+_NAME_DEFINE = re.compile(r"\s-DTORCH_EXTENSION_NAME=\S+")
+_WRAPPERS = ("ccache", "sccache")
+# ccache refuses builds that use a precompiled header unless told these differences are fine
+CCACHE_SLOPPINESS = "pch_defines,time_macros,include_file_mtime,include_file_ctime"
+
+
+def leading_includes(source: str) -> str:
+    """The `#include <...>` lines `source` starts with (blank and `//` lines between them
+    allowed), up to its first other line; "" when it starts with something else. A quoted
+    include stops the run: it is found relative to the including file's own folder."""
+    kept: list[str] = []
+    for line in source.splitlines():
+        stripped = line.strip()
+        if not stripped or stripped.startswith("//"):
+            continue
+        if not _INCLUDE.match(line):
+            break
+        kept.append(stripped)
+    return "\n".join(kept) + "\n" if kept else ""
+
+
+def _ninja_vars(text: str) -> dict[str, str]:
+    out = {}
+    for line in text.splitlines():
+        name, sep, value = line.partition(" = ")
+        if sep and name.isidentifier():
+            out[name] = value
+    return out
+
+
+def _main_source(text: str) -> Path | None:
+    for line in text.splitlines():
+        m = re.match(r"^build \S+\.o: compile (\S+\.cpp)$", line)
+        if m:
+            return Path(m.group(1))
+    return None
+
+
+def _plain_compiler(cxx: str) -> list[str]:
+    """The compiler command without a ccache/sccache in front (the header is built once)."""
+    words = shlex.split(cxx)
+    while len(words) > 1 and Path(words[0]).name in _WRAPPERS:
+        words = words[1:]
+    return words
+
+
+def _identity(words: list[str]) -> str:
+    """What identifies the compiler and torch's headers: a new gcc or torch gets a new header."""
+    parts = [" ".join(words)]
+    exe = shutil.which(words[0]) if words else None
+    for path in (exe, _torch_include()):
+        if path is None:
+            continue
+        with contextlib.suppress(OSError):
+            st = os.stat(os.path.realpath(path))
+            parts.append(f"{path}:{st.st_mtime_ns}:{st.st_size}")
+    return "\n".join(parts)
+
+
+def _torch_include() -> str:
+    import torch
+
+    return os.path.join(os.path.dirname(torch.__file__), "include", "ATen", "ATen.h")
+
+
+def _prune(root: Path, spare: Path, keep: int = KEEP) -> None:
+    """Remove all but the `keep` most recently used headers (each folder's `used` stamp),
+    never `spare` (the one just built)."""
+    folders = [p for p in root.iterdir() if p.is_dir() and p != spare] if root.is_dir() else []
+
+    def used(p: Path) -> float:
+        try:
+            return (p / "used").stat().st_mtime
+        except OSError:
+            return 0.0
+
+    for old in sorted(folders, key=used, reverse=True)[keep - 1 :]:
+        shutil.rmtree(old, ignore_errors=True)
+
+
+def _recent(path: Path) -> bool:
+    """A failure marker younger than RETRY_S: broken include lines fail fast, but a header
+    killed for memory or time should not be retried on every build."""
+    try:
+        return time.time() - path.stat().st_mtime < RETRY_S
+    except OSError:
+        return False
+
+
+@contextlib.contextmanager
+def _locked(folder: Path) -> Iterator[bool]:
+    """torch's FileBaton (batons.py makes a dead holder's lock removable): True for the one
+    process that builds, False for those that waited for it."""
+    from torch.utils.file_baton import FileBaton
+
+    baton = FileBaton(str(folder / "lock"))
+    if baton.try_acquire():
+        try:
+            yield True
+        finally:
+            baton.release()
+    else:
+        baton.wait()
+        yield False
+
+
+def header_for(build_directory: str, root: Path) -> Path | None:
+    """The prelude header (with its `.gch` beside it) for the extension in `build_directory`,
+    built if need be; None when its `main.cpp` starts with no `#include <...>` or the header
+    does not compile (the build then runs as it would have, and reports the learner's error)."""
+    ninja = Path(build_directory) / "build.ninja"
+    try:
+        text = ninja.read_text()
+        spec = _ninja_vars(text)
+        main = _main_source(text)
+        prelude = leading_includes(main.read_text(errors="replace")) if main else ""
+    except OSError:
+        return None
+    if not prelude or "cxx" not in spec or "cflags" not in spec:
+        return None
+    compiler = _plain_compiler(spec["cxx"])
+    flags = _NAME_DEFINE.sub("", " " + spec["cflags"]).strip()
+    key = hashlib.sha256("\n".join([_identity(compiler), flags, prelude]).encode()).hexdigest()[:20]
+    folder = root / key
+    header, pch, failed = folder / "prelude.h", folder / "prelude.h.gch", folder / "failed"
+    if not pch.exists() and not _recent(failed):
+        folder.mkdir(parents=True, exist_ok=True)
+        with _locked(folder) as builder:
+            if builder and not pch.exists():
+                header.write_text(prelude)
+                partial = folder / f"prelude.h.gch.{os.getpid()}"
+                command = [*compiler, *shlex.split(flags), "-x", "c++-header", str(header), "-o", str(partial)]
+                done = subprocess.run(command, capture_output=True, text=True)
+                if done.returncode == 0:
+                    os.replace(partial, pch)
+                else:
+                    partial.unlink(missing_ok=True)
+                    failed.write_text(done.stdout + done.stderr)
+        if pch.exists():
+            (folder / "used").touch()
+            _prune(root, spare=folder)
+    if not pch.exists():
+        return None
+    with contextlib.suppress(OSError):
+        (folder / "used").touch()
+    return header
+
+
+def with_prelude(text: str, header: Path, ccache: bool) -> str:
+    """build.ninja's text with the prelude forced in front of every C++ source."""
+    extra = f" -include {shlex.quote(str(header))}"
+    if ccache:
+        extra += " -fpch-preprocess"  # ccache caches PCH builds only with this flag
+    return re.sub(r"^(cflags = .*)$", lambda m: m.group(1) + extra, text, count=1, flags=re.MULTILINE)
+
+
+def patch(cpp_extension: types.ModuleType) -> None:
+    """Wrap torch's ninja step so each build first gets its prelude header (subject.py calls
+    this when a run imports torch.utils.cpp_extension; TUTOR_NO_PCH=1 turns it off)."""
+    if os.environ.get("TUTOR_NO_PCH") or getattr(cpp_extension, "_run_ninja_build", None) is None:
+        return
+    if getattr(cpp_extension._run_ninja_build, "tutor_prelude", False):
+        return
+    original: Callable[..., Any] = cpp_extension._run_ninja_build
+
+    def run_ninja_build(build_directory: str, verbose: bool, error_prefix: str) -> None:
+        root = Path(os.environ.get("TORCH_EXTENSIONS_DIR") or cpp_extension.get_default_build_root()) / "tutor_pch"
+        try:
+            header = header_for(build_directory, root)
+            if header is not None:
+                ninja = Path(build_directory) / "build.ninja"
+                text = ninja.read_text()
+                ccache = Path(shlex.split(_ninja_vars(text).get("cxx", "c++"))[0]).name in _WRAPPERS
+                ninja.write_text(with_prelude(text, header, ccache))
+        except (OSError, ValueError):
+            pass  # no header: the build runs as torch wrote it
+        original(build_directory, verbose, error_prefix)
+
+    run_ninja_build.tutor_prelude = True  # type: ignore[attr-defined]
+    cpp_extension._run_ninja_build = run_ninja_build  # type: ignore[attr-defined]
