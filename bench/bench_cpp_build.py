@@ -16,7 +16,8 @@ of the reference solution with its own extension name (a learner's file):
 is measured in the same run. `--breakdown` compiles the reference's generated main.cpp by hand
 and reports CPU seconds (user+sys of the compiler, steadier than wall time on a shared machine)
 for: the headers alone, the whole file, the link, the precompiled header, and the whole file and
-an empty file with it.
+an empty file with it; and, where the source leaves pybind11 to the lines after its code, its
+code and the generated bindings compiled apart (as the checks build them).
 """
 
 from __future__ import annotations
@@ -150,6 +151,14 @@ def breakdown(exercise_id: str) -> None:
             [*cxx, *flags, "-include", str(work / "prelude.h"), "-c", str(main), "-o", o],
         ),
     ]
+    if prelude_pch.split_bindings(str(build)):  # the layout the checks build: code and bindings apart
+        for what, name in (
+            ("your code alone, with the header", "main.cpp"),
+            ("the bindings alone, with the header", "bindings.cpp"),
+        ):
+            parts.append(
+                (what, [*cxx, *flags, "-include", str(work / "prelude.h"), "-c", str(build / "split" / name), "-o", o])
+            )
     print(f"{exercise_id}: compiler {' '.join(cxx)}; include lines: {prelude.strip().splitlines()}")
     for what, command in parts:
         cpu, wall = _cpu(command)

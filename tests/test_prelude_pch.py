@@ -173,3 +173,112 @@ def test_a_real_build_uses_the_header_and_an_edit_reuses_it(tmp_path, monkeypatc
     (folder,) = (tmp_path / "ext" / "tutor_pch").iterdir()
     assert (folder / "prelude.h.gch").exists()
     assert (folder / "prelude.h").read_text() == "#include <vector>\n#include <numeric>\n"
+
+
+CODE = """
+#include <ATen/ATen.h>
+
+// a helper: not bound
+static float clip(float v) { return v < 0.0f ? 0.0f : v; }
+
+at::Tensor relu(const at::Tensor& x /* { not a body */) {
+    const char* brace = "}{";
+    return x;
+}
+
+std::vector<at::Tensor>
+split_rows(const at::Tensor& x, int64_t every = 2) {
+    return {x};
+}
+"""
+
+
+def test_a_declaration_is_the_definition_up_to_its_body():
+    assert prelude_pch.declaration(CODE, "relu") == "at::Tensor relu(const at::Tensor& x /* { not a body */)\n;"
+    assert prelude_pch.declaration(CODE, "split_rows") == (
+        "std::vector<at::Tensor>\nsplit_rows(const at::Tensor& x, int64_t every = 2)\n;"
+    )
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "static at::Tensor f(const at::Tensor& x) { return x; }",  # internal: another file cannot call it
+        "inline at::Tensor f(const at::Tensor& x) { return x; }",
+        "template <typename T> T f(T x) { return x; }",
+        "namespace ops { at::Tensor f(const at::Tensor& x) { return x; } }",
+        "auto f(const at::Tensor& x) { return x; }",  # deduced return type
+        "int f(int x) { return x; }\ndouble f(double x) { return x; }",  # overloaded
+        "at::Tensor g(const at::Tensor& x) { return x; }",  # not there
+    ],
+)
+def test_no_declaration_where_another_file_could_not_call_it(code):
+    assert prelude_pch.declaration(code, "f") is None
+
+
+def _generated(tmp_path: Path, source: str, name: str = "ext") -> Path:
+    """A build folder as load_inline leaves it for functions=["relu"]."""
+    d = tmp_path / name
+    d.mkdir()
+    main = d / "main.cpp"
+    main.write_text(
+        source
+        + '\nPYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {\nm.def("relu", torch::wrap_pybind_function(relu), "relu");\n}'
+    )
+    (d / "build.ninja").write_text(
+        f"cxx = c++\ncflags = -DTORCH_EXTENSION_NAME={name}_v3 -O2\n\nbuild main.o: compile {main}\n\n"
+        f"build {name}.so: link main.o\n\ndefault {name}.so\n"
+    )
+    return d
+
+
+def test_bindings_after_the_code_get_a_file_of_their_own(tmp_path):
+    source = "\n#include <ATen/ATen.h>\n\nat::Tensor relu(const at::Tensor& x) {\n    return x;\n}\n\n#include <torch/csrc/Exceptions.h>"
+    d = _generated(tmp_path, source)
+    assert prelude_pch.split_bindings(str(d))
+    ninja = (d / "build.ninja").read_text()
+    assert f"build main.o: compile {d / 'split' / 'main.cpp'}" in ninja
+    assert f"build bindings.o: compile {d / 'split' / 'bindings.cpp'}" in ninja
+    assert "build ext.so: link main.o bindings.o init.o" in ninja
+    # the bindings under a fixed name, so that load_inline's renaming (ext_v1, ...) leaves them built;
+    # init.cpp forwards the entry point of the day to them
+    assert "\n  cflags = -O2\n" in ninja.split("build bindings.o", 1)[1]
+    assert "PYBIND11_MODULE(tutor_split_bindings, m) {" in (d / "split" / "bindings.cpp").read_text()
+    assert "TUTOR_CAT(PyInit_, TORCH_EXTENSION_NAME)" in (d / "split" / "init.cpp").read_text()
+    # init.cpp is compiled without the prelude (it needs Python.h alone)
+    with_header = prelude_pch.with_prelude(ninja, Path("/p/prelude.h"), ccache=False)
+    assert with_header.count("-include /p/prelude.h") == 2  # the file's flags and the bindings' own
+    assert "  cflags = $cflags_tutor_split_bindings\n" in with_header
+    assert "cflags_tutor_split_bindings = -DTORCH_EXTENSION_NAME=ext_v3 -O2\n" in with_header
+    code = (d / "split" / "main.cpp").read_text()
+    # the learner's lines keep their numbers (errors are reported by them), without pybind11
+    assert code.splitlines() == (d / "main.cpp").read_text().splitlines()[: len(code.splitlines())]
+    assert "Exceptions.h" not in code and "PYBIND11_MODULE" not in code
+    bindings = (d / "split" / "bindings.cpp").read_text()
+    assert bindings.startswith("#include <ATen/ATen.h>\n#include <torch/csrc/Exceptions.h>\n")
+    assert "at::Tensor relu(const at::Tensor& x)\n;" in bindings and "return x" not in bindings
+    # an edit of the body leaves the bindings file as it was (ninja does not rebuild it)
+    before = (d / "split" / "bindings.cpp").stat().st_mtime_ns
+    os.utime(d / "split" / "bindings.cpp", ns=(before - 10**9, before - 10**9))
+    edited = (d / "main.cpp").read_text().replace("return x;", "return x.clone();")
+    (d / "main.cpp").write_text(edited)
+    (d / "build.ninja").write_text(
+        f"cxx = c++\ncflags = -O2\n\nbuild main.o: compile {d / 'main.cpp'}\n\nbuild ext.so: link main.o\n"
+    )
+    assert prelude_pch.split_bindings(str(d))
+    assert (d / "split" / "bindings.cpp").stat().st_mtime_ns == before - 10**9
+    assert "x.clone()" in (d / "split" / "main.cpp").read_text()
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "\n#include <ATen/ATen.h>\n#include <torch/csrc/Exceptions.h>\n\nat::Tensor relu(const at::Tensor& x) { return x; }",
+        "\n#include <ATen/ATen.h>\nstatic at::Tensor relu(const at::Tensor& x) { return x; }\n#include <torch/csrc/Exceptions.h>",
+    ],
+)
+def test_otherwise_the_build_stays_as_torch_wrote_it(tmp_path, source):
+    d = _generated(tmp_path, source)
+    ninja = (d / "build.ninja").read_text()
+    assert not prelude_pch.split_bindings(str(d))
+    assert (d / "build.ninja").read_text() == ninja

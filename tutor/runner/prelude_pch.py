@@ -1,4 +1,4 @@
-"""Precompiled headers for `load_inline` builds: the learner's own `#include` lines, parsed once.
+"""Faster `load_inline` rebuilds: the learner's own `#include` lines parsed once, the bindings apart.
 
 Where a chapter 3 build's time goes (bench/bench_cpp_build.py, gcc 12, -O2): compiling a
 `main.cpp` that includes `<ATen/ATen.h>` and `<torch/csrc/Exceptions.h>` costs about 22 s of
@@ -19,6 +19,12 @@ include guards set. gcc falls back to the plain header when the `.gch` does not 
 command line, so a stale or foreign one costs time, never correctness. One precompiled header
 serves every extension and exercise with the same include lines and compiler flags (the
 reference solutions' among them), kept under the extensions folder between checks.
+
+Precompiled, ATen costs about 2 s of CPU per file instead of 10; pybind11 still costs about
+7 s (gcc generates code for much of it in every file that includes it). So when the source
+leaves pybind11 (`torch/csrc/Exceptions.h`) to the lines after its code, as the course's
+exercises do, `split_bindings` compiles the bindings `load_inline` generates in a file of their
+own, under a fixed module name, and an edit of the code recompiles the code alone.
 
 When ccache is on PATH, torch already puts it in front of the compiler; the flags and the
 sloppiness set here let ccache cache builds that use the precompiled header (it refuses
@@ -191,12 +197,153 @@ def header_for(build_directory: str, root: Path) -> Path | None:
     return header
 
 
+_MODULE = "PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {"
+_BOUND = re.compile(r'^m\.def\("[^"]*", (?:torch::wrap_pybind_function\()?([A-Za-z_]\w*)\b', re.MULTILINE)
+_FIXED = "tutor_split_bindings"
+_INIT = f"""#include <Python.h>
+#define TUTOR_CAT2(a, b) a##b
+#define TUTOR_CAT(a, b) TUTOR_CAT2(a, b)
+extern "C" PyObject* PyInit_{_FIXED}();
+extern "C" __attribute__((visibility("default"))) PyObject* TUTOR_CAT(PyInit_, TORCH_EXTENSION_NAME)() {{
+    return PyInit_{_FIXED}();
+}}
+"""
+_NOT_EXTERNAL = re.compile(r"\b(static|inline|constexpr|consteval|template|namespace|struct|class|union|enum)\b")
+
+
+def _masked(code: str) -> str:
+    """`code` with comments and string/char literals blanked (same length, newlines kept), so
+    that braces and semicolons in them do not count."""
+    out = list(code)
+    i, n = 0, len(code)
+    while i < n:
+        two = code[i : i + 2]
+        if two == "//":
+            j = code.find("\n", i)
+            j = n if j < 0 else j
+        elif two == "/*":
+            j = code.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+        elif code[i] in "\"'":
+            quote, j = code[i], i + 1
+            while j < n and code[j] != quote and code[j] != "\n":
+                j += 2 if code[j] == "\\" else 1
+            j = min(j + 1, n)
+        else:
+            i += 1
+            continue
+        for k in range(i, j):
+            if out[k] != "\n":
+                out[k] = " "
+        i = j
+    return "".join(out)
+
+
+def declaration(code: str, name: str) -> str | None:
+    """A declaration of the function `name` that `code` defines once at file scope, from its
+    definition's text up to the body; None when it is not one plain external function there
+    (overloaded, static, inline, a template, in a namespace, a deduced return type)."""
+    masked = _masked(code)
+    found: list[str] = []
+    depth, head = 0, 0
+    for i, c in enumerate(masked):
+        if depth == 0 and c == "\n" and masked[head:i].lstrip().startswith("#"):
+            head = i + 1  # a preprocessor line ends a head
+        elif c == "{":
+            if depth == 0:
+                text = masked[head:i]
+                if re.search(rf"\b{re.escape(name)}\s*\(", text) and (text.rstrip().endswith(")") or "->" in text):
+                    found.append(code[head:i])
+            depth += 1
+        elif c == "}":
+            depth = max(depth - 1, 0)
+            if depth == 0:
+                head = i + 1
+        elif c == ";" and depth == 0:
+            head = i + 1
+    if len(found) != 1:
+        return None
+    decl = found[0].strip()
+    bare = _masked(decl)
+    if (
+        _NOT_EXTERNAL.search(bare)
+        or "=" in bare.split("(", 1)[0]
+        or (re.match(r"\s*auto\b", bare) and "->" not in bare)
+    ):
+        return None
+    return decl + "\n;"
+
+
+def split_bindings(build_directory: str) -> bool:
+    """Compile the pybind11 bindings `load_inline` generates for `functions=[...]` in a file of
+    their own, when the learner's source leaves the headers they need (pybind11, through
+    `torch/csrc/Exceptions.h`) to the lines after its code: those headers cost about 7 s of
+    CPU in every file that includes them, precompiled or not. An edit of the code then
+    recompiles only the code (its line numbers unchanged, in `split/main.cpp`); the bindings
+    file changes only with the functions' signatures. False (build as torch wrote it) when
+    the source is not laid out so, or a bound function has no plain declaration."""
+    build = Path(build_directory)
+    ninja = build / "build.ninja"
+    text = ninja.read_text()
+    main = _main_source(text)
+    if main is None or main.parent != build:
+        return False
+    lines = main.read_text(errors="replace").split("\n")
+    starts = [i for i, line in enumerate(lines) if line.startswith(_MODULE)]
+    if len(starts) != 1:
+        return False
+    at = start = starts[0]
+    while at > 0 and (not lines[at - 1].strip() or _INCLUDE.match(lines[at - 1])):
+        at -= 1
+    trailing = [line for line in lines[at:start] if line.strip()]
+    if not trailing:
+        return False  # the code includes pybind11 itself: nothing to gain
+    code = "\n".join(lines[:at]) + "\n"
+    module = "\n".join(lines[start:])
+    names = _BOUND.findall(module)
+    decls = [declaration(code, name) for name in names]
+    if not names or any(d is None for d in decls):
+        return False
+    # A fixed module name: load_inline renames the extension (name_v1, name_v2, ...) at every
+    # change of its source, and a bindings file under the new name would be rebuilt each time.
+    # init.cpp gives the library the entry point Python looks for under the name of the day.
+    module = module.replace(_MODULE, _MODULE.replace("TORCH_EXTENSION_NAME", _FIXED), 1)
+    bindings = leading_includes(code) + "\n".join(trailing) + "\n" + "\n".join(decls) + "\n" + module + "\n"  # type: ignore[arg-type]
+    compile_line = f"build main.o: compile {main}"
+    links = [line for line in text.splitlines() if re.match(r"^build \S+: link main\.o$", line)]
+    if compile_line not in text.splitlines() or len(links) != 1:
+        return False
+    split = build / "split"
+    split.mkdir(exist_ok=True)
+    for path, content in ((split / "main.cpp", code), (split / "bindings.cpp", bindings), (split / "init.cpp", _INIT)):
+        try:
+            same = path.read_text() == content
+        except OSError:
+            same = False
+        if not same:  # an unchanged file keeps its time: ninja does not rebuild it
+            path.write_text(content)
+    cflags = _ninja_vars(text).get("cflags", "")
+    text = text.replace(
+        compile_line,
+        f"build main.o: compile {split / 'main.cpp'}\n"
+        f"build bindings.o: compile {split / 'bindings.cpp'}\n"
+        f"  cflags = {_NAME_DEFINE.sub('', ' ' + cflags).strip()}\n"
+        f"build init.o: compile {split / 'init.cpp'}\n"
+        f"  cflags = $cflags_{_FIXED}",  # no prelude: init.cpp needs Python.h alone
+    )
+    text = f"cflags_{_FIXED} = {cflags}\n" + text
+    text = text.replace(links[0], links[0] + " bindings.o init.o")
+    ninja.write_text(text)
+    return True
+
+
 def with_prelude(text: str, header: Path, ccache: bool) -> str:
-    """build.ninja's text with the prelude forced in front of every C++ source."""
+    """build.ninja's text with the prelude forced in front of every C++ source (the file's
+    flags and the bindings' own)."""
     extra = f" -include {shlex.quote(str(header))}"
     if ccache:
         extra += " -fpch-preprocess"  # ccache caches PCH builds only with this flag
-    return re.sub(r"^(cflags = .*)$", lambda m: m.group(1) + extra, text, count=1, flags=re.MULTILINE)
+    return re.sub(r"^(\s*cflags = (?!\$).*)$", lambda m: m.group(1) + extra, text, flags=re.MULTILINE)
 
 
 def patch(cpp_extension: types.ModuleType) -> None:
@@ -211,6 +358,7 @@ def patch(cpp_extension: types.ModuleType) -> None:
     def run_ninja_build(build_directory: str, verbose: bool, error_prefix: str) -> None:
         root = Path(os.environ.get("TORCH_EXTENSIONS_DIR") or cpp_extension.get_default_build_root()) / "tutor_pch"
         try:
+            split_bindings(build_directory)
             header = header_for(build_directory, root)
             if header is not None:
                 ninja = Path(build_directory) / "build.ninja"
