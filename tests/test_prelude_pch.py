@@ -282,3 +282,25 @@ def test_otherwise_the_build_stays_as_torch_wrote_it(tmp_path, source):
     ninja = (d / "build.ninja").read_text()
     assert not prelude_pch.split_bindings(str(d))
     assert (d / "build.ninja").read_text() == ninja
+
+
+def test_extensions_with_the_same_bindings_link_one_object(tmp_path, batons):
+    cxx = _fake_compiler(tmp_path)
+    source = "\n#include <ATen/ATen.h>\n\nat::Tensor relu(const at::Tensor& x) {\n    return x;\n}\n\n#include <torch/csrc/Exceptions.h>"
+    root = tmp_path / "pch"
+    objects = []
+    for name, body in (("mine", "return x;"), ("mine_ref", "return x.clone();")):  # other code, same signature
+        d = _generated(tmp_path, source.replace("return x;", body), name)
+        (d / "build.ninja").write_text((d / "build.ninja").read_text().replace("cxx = c++", f"cxx = {cxx}"))
+        assert prelude_pch.split_bindings(str(d))
+        prelude_pch.share_bindings(str(d), root)
+        ninja = (d / "build.ninja").read_text()
+        assert "build bindings.o" not in ninja and "build main.o: compile" in ninja
+        (link,) = [line for line in ninja.splitlines() if ": link " in line]
+        objects.append(link.split()[4])
+        assert link.split()[3] == "main.o" and link.split()[5] == "init.o"
+    assert objects[0] == objects[1] and Path(objects[0]).exists()
+    assert _calls(tmp_path) == 1
+    # a header whose `objects` folder holds no precompiled header is never pruned as one
+    prelude_pch._prune(root, spare=tmp_path, keep=1)
+    assert Path(objects[0]).exists()

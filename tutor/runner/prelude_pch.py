@@ -117,7 +117,7 @@ def _torch_include() -> str:
 def _prune(root: Path, spare: Path, keep: int = KEEP) -> None:
     """Remove all but the `keep` most recently used headers (each folder's `used` stamp),
     never `spare` (the one just built)."""
-    folders = [p for p in root.iterdir() if p.is_dir() and p != spare] if root.is_dir() else []
+    folders = [p for p in root.iterdir() if p.is_dir() and p != spare and p.name != "objects"] if root.is_dir() else []
 
     def used(p: Path) -> float:
         try:
@@ -139,12 +139,12 @@ def _recent(path: Path) -> bool:
 
 
 @contextlib.contextmanager
-def _locked(folder: Path) -> Iterator[bool]:
+def _locked(lock: Path) -> Iterator[bool]:
     """torch's FileBaton (batons.py makes a dead holder's lock removable): True for the one
     process that builds, False for those that waited for it."""
     from torch.utils.file_baton import FileBaton
 
-    baton = FileBaton(str(folder / "lock"))
+    baton = FileBaton(str(lock))
     if baton.try_acquire():
         try:
             yield True
@@ -176,7 +176,7 @@ def header_for(build_directory: str, root: Path) -> Path | None:
     header, pch, failed = folder / "prelude.h", folder / "prelude.h.gch", folder / "failed"
     if not pch.exists() and not _recent(failed):
         folder.mkdir(parents=True, exist_ok=True)
-        with _locked(folder) as builder:
+        with _locked(folder / "lock") as builder:
             if builder and not pch.exists():
                 header.write_text(prelude)
                 partial = folder / f"prelude.h.gch.{os.getpid()}"
@@ -337,6 +337,38 @@ def split_bindings(build_directory: str) -> bool:
     return True
 
 
+def share_bindings(build_directory: str, root: Path) -> None:
+    """Link the bindings object that every extension with the same bindings file and flags
+    shares (the learner's file, the reference solution, a check's mutants: one per function
+    signature), compiled once into `root/objects`; when it does not compile, ninja compiles
+    it as written and reports the error."""
+    build = Path(build_directory)
+    ninja = build / "build.ninja"
+    text = ninja.read_text()
+    edge = re.search(r"^build bindings\.o: compile (\S+)\n  cflags = (.*)\n", text, re.MULTILINE)
+    if edge is None or "cxx" not in _ninja_vars(text):
+        return
+    source, flags = Path(edge.group(1)), edge.group(2)
+    compiler = _plain_compiler(_ninja_vars(text)["cxx"])
+    key = hashlib.sha256("\n".join([_identity(compiler), flags, source.read_text()]).encode()).hexdigest()[:20]
+    obj = root / "objects" / f"bindings-{key}.o"
+    if not obj.exists():
+        obj.parent.mkdir(parents=True, exist_ok=True)
+        with _locked(obj.parent / f"{key}.lock") as builder:
+            if builder and not obj.exists():
+                partial = obj.parent / f"{key}.{os.getpid()}.o"
+                command = [*compiler, *shlex.split(flags), "-c", str(source), "-o", str(partial)]
+                if subprocess.run(command, capture_output=True).returncode == 0:
+                    os.replace(partial, obj)
+                else:
+                    partial.unlink(missing_ok=True)
+    if not obj.exists():
+        return
+    text = text.replace(edge.group(0), "")
+    text = re.sub(r"^(build \S+: link main\.o) bindings\.o( init\.o)$", rf"\1 {obj}\2", text, flags=re.MULTILINE)
+    ninja.write_text(text)
+
+
 def with_prelude(text: str, header: Path, ccache: bool) -> str:
     """build.ninja's text with the prelude forced in front of every C++ source (the file's
     flags and the bindings' own)."""
@@ -365,6 +397,7 @@ def patch(cpp_extension: types.ModuleType) -> None:
                 text = ninja.read_text()
                 ccache = Path(shlex.split(_ninja_vars(text).get("cxx", "c++"))[0]).name in _WRAPPERS
                 ninja.write_text(with_prelude(text, header, ccache))
+            share_bindings(build_directory, root)
         except (OSError, ValueError):
             pass  # no header: the build runs as torch wrote it
         original(build_directory, verbose, error_prefix)
