@@ -304,3 +304,27 @@ def test_extensions_with_the_same_bindings_link_one_object(tmp_path, batons):
     # a header whose `objects` folder holds no precompiled header is never pruned as one
     prelude_pch._prune(root, spare=tmp_path, keep=1)
     assert Path(objects[0]).exists()
+
+
+def test_a_header_build_stopped_with_its_run_is_not_restarted_by_the_next(tmp_path, batons):
+    # a killed run leaves its partial header behind; on a busy machine the next would be killed too
+    cxx = _fake_compiler(tmp_path)
+    root = tmp_path / "pch"
+    d = _build_dir(tmp_path, "a", cxx)
+    assert prelude_pch.header_for(str(d), root) is not None
+    (folder,) = root.iterdir()
+    (folder / "prelude.h.gch").rename(folder / "prelude.h.gch.12345")
+    assert prelude_pch.header_for(str(_build_dir(tmp_path, "b", cxx)), root) is None
+    assert (folder / "failed").exists() and not list(folder.glob("prelude.h.gch*"))
+    assert _calls(tmp_path) == 1
+
+
+def test_a_header_over_its_budget_is_given_up(tmp_path, batons, monkeypatch):
+    slow = tmp_path / "slowcxx"
+    slow.write_text("#!/bin/sh\nsleep 5\n")
+    slow.chmod(slow.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setattr(prelude_pch, "BUDGET_S", 0.5)
+    root = tmp_path / "pch"
+    assert prelude_pch.header_for(str(_build_dir(tmp_path, "a", slow)), root) is None
+    (failed,) = root.glob("*/failed")
+    assert "longer than" in failed.read_text()

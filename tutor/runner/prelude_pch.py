@@ -48,6 +48,7 @@ from typing import Any
 
 KEEP = 4  # precompiled headers kept (about 450 MiB each for ATen + pybind11); older ones are removed
 RETRY_S = 600.0  # a header that failed to build is not tried again for this long
+BUDGET_S = 60.0  # the most a build waits for its header (about 25 s of CPU for ATen): checks time out at 150 s
 _INCLUDE = re.compile(r"^\s*#\s*include\s*<[^>\n]+>\s*(//.*)?$")
 _NAME_DEFINE = re.compile(r"\s-DTORCH_EXTENSION_NAME=\S+")
 _WRAPPERS = ("ccache", "sccache")
@@ -155,6 +156,34 @@ def _locked(lock: Path) -> Iterator[bool]:
         yield False
 
 
+def _build_header(compiler: list[str], flags: str, prelude: str, folder: Path) -> None:
+    """Precompile `prelude` into folder/prelude.h.gch, within BUDGET_S. A run that ends while
+    this is under way (a timeout, a failed check) kills it, and the next build would start over
+    and could meet the same fate on a busy machine: so a leftover of a killed attempt, a
+    failure or an attempt over the budget leave a `failed` marker, and builds go without the
+    header (as torch writes them) until RETRY_S has passed."""
+    header, failed = folder / "prelude.h", folder / "failed"
+    leftovers = list(folder.glob("prelude.h.gch.*"))
+    for old in leftovers:
+        old.unlink(missing_ok=True)
+    if leftovers:
+        failed.write_text("an earlier attempt was stopped before it finished\n")
+        return
+    header.write_text(prelude)
+    partial = folder / f"prelude.h.gch.{os.getpid()}"
+    command = [*compiler, *shlex.split(flags), "-x", "c++-header", str(header), "-o", str(partial)]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=BUDGET_S)
+        ok, log = done.returncode == 0, done.stdout + done.stderr
+    except subprocess.TimeoutExpired:
+        ok, log = False, f"took longer than {BUDGET_S:.0f} s\n"
+    if ok:
+        os.replace(partial, folder / "prelude.h.gch")
+    else:
+        partial.unlink(missing_ok=True)
+        failed.write_text(log)
+
+
 def header_for(build_directory: str, root: Path) -> Path | None:
     """The prelude header (with its `.gch` beside it) for the extension in `build_directory`,
     built if need be; None when its `main.cpp` starts with no `#include <...>` or the header
@@ -178,15 +207,7 @@ def header_for(build_directory: str, root: Path) -> Path | None:
         folder.mkdir(parents=True, exist_ok=True)
         with _locked(folder / "lock") as builder:
             if builder and not pch.exists():
-                header.write_text(prelude)
-                partial = folder / f"prelude.h.gch.{os.getpid()}"
-                command = [*compiler, *shlex.split(flags), "-x", "c++-header", str(header), "-o", str(partial)]
-                done = subprocess.run(command, capture_output=True, text=True)
-                if done.returncode == 0:
-                    os.replace(partial, pch)
-                else:
-                    partial.unlink(missing_ok=True)
-                    failed.write_text(done.stdout + done.stderr)
+                _build_header(compiler, flags, prelude, folder)
         if pch.exists():
             (folder / "used").touch()
             _prune(root, spare=folder)
