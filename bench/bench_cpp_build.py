@@ -2,6 +2,7 @@
 
     python bench/bench_cpp_build.py [--exercise cpp-relu] [--edits 3] [--busy 0 2] [--no-pch-too]
     python bench/bench_cpp_build.py --breakdown
+    python bench/bench_cpp_build.py --direct [--edits 2] [--no-pch-too]
 
 The verdicts run through a warm `Runner` (as in the app), with a fresh cache folder, on a copy
 of the reference solution with its own extension name (a learner's file):
@@ -11,7 +12,9 @@ of the reference solution with its own extension name (a learner's file):
 - C++ edit: a new comment line in the C++ source each time (main.cpp changes: a full compile);
 - Python-only edit: a new comment line in the Python part (the extension is loaded as built).
 
-`--busy N` starts N spinning processes first (issue 28: "idle and with two busy loops");
+`--direct` times the builds alone, in one plain process, as CPU seconds of the compiler (what
+a shared machine leaves steady) and wall seconds. `--busy N` starts N spinning processes first
+(issue 28: "idle and with two busy loops");
 `--no-pch-too` repeats every row with TUTOR_NO_PCH=1 (torch's build as it comes), so the ratio
 is measured in the same run. `--breakdown` compiles the reference's generated main.cpp by hand
 and reports CPU seconds (user+sys of the compiler, steadier than wall time on a shared machine)
@@ -168,6 +171,54 @@ def breakdown(exercise_id: str) -> None:
     shutil.rmtree(work, ignore_errors=True)
 
 
+_DIRECT = r"""
+import os, resource, runpy, sys, time
+from pathlib import Path
+from torch.utils import cpp_extension
+from tutor.runner import batons, prelude_pch
+batons.install()
+if not os.environ.get("TUTOR_NO_PCH"):
+    prelude_pch.patch(cpp_extension)
+for label, path in zip(sys.argv[1::2], sys.argv[2::2]):
+    before, start = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
+    runpy.run_path(path)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    print(f"{label}\t{cpu:.1f}\t{time.perf_counter() - start:.1f}", flush=True)
+"""
+
+
+def direct(exercise_id: str, edits: int, pch: bool) -> None:
+    """The builds alone, in one plain process (no runner, no check): CPU seconds of the compiler
+    and linker (steady on a shared machine) and wall seconds, for a first build, C++ edits and
+    a Python-only edit of a copy of the reference solution."""
+    exercise = load_course().exercise(exercise_id)
+    work = Path(tempfile.mkdtemp(prefix="bench-cpp-direct-"))
+    source = _learner_copy(Path(exercise.solution).read_text(), "bench")
+    files = [("first build", source)]
+    files += [(f"C++ edit {k + 1}", _cpp_edit(source, k)) for k in range(edits)]
+    files += [("Python-only edit", _py_edit(_cpp_edit(source, edits - 1), 0))]
+    args = []
+    for i, (label, text) in enumerate(files):
+        path = work / f"step{i}.py"
+        path.write_text(text)
+        args += [label, str(path)]
+    env = {
+        **os.environ,
+        "TORCH_EXTENSIONS_DIR": str(work / "ext"),
+        "PYTHONPATH": str(Path(__file__).resolve().parents[1]),
+    }
+    env.pop("TUTOR_NO_PCH", None)
+    if not pch:
+        env["TUTOR_NO_PCH"] = "1"
+    done = subprocess.run([sys.executable, "-c", _DIRECT, *args], env=env, capture_output=True, text=True, check=True)
+    tag = "runner's build hook" if pch else "TUTOR_NO_PCH=1"
+    for line in done.stdout.splitlines():
+        label, cpu, wall = line.split("\t")
+        print(f"  {tag:<20} {label:<17} {float(cpu):6.1f} s CPU  {float(wall):6.1f} s wall")
+    shutil.rmtree(work, ignore_errors=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--exercise", default="cpp-relu")
@@ -175,7 +226,13 @@ def main() -> None:
     ap.add_argument("--busy", type=int, nargs="+", default=[0, 2], help="spinning processes, one pass per value")
     ap.add_argument("--no-pch-too", action="store_true", help="every pass again with TUTOR_NO_PCH=1")
     ap.add_argument("--breakdown", action="store_true", help="where one build's CPU time goes, then stop")
+    ap.add_argument("--direct", action="store_true", help="the builds alone, CPU and wall seconds, then stop")
     args = ap.parse_args()
+    if args.direct:
+        print(f"{args.exercise}: load_inline builds in one process, cores {os.cpu_count()}")
+        for pch in (True, False) if args.no_pch_too else (True,):
+            direct(args.exercise, args.edits, pch)
+        return
     if args.breakdown:
         breakdown(args.exercise)
         return
