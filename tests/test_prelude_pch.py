@@ -328,3 +328,9 @@ def test_a_header_over_its_budget_is_given_up(tmp_path, batons, monkeypatch):
     assert prelude_pch.header_for(str(_build_dir(tmp_path, "a", slow)), root) is None
     (failed,) = root.glob("*/failed")
     assert "longer than" in failed.read_text()
+
+
+def test_a_comment_above_the_function_stays_out_of_its_declaration():
+    # an edit there must not change the bindings file (and rebuild its object)
+    code = "#include <ATen/ATen.h>\n\n// edit 3\n/* more */\nat::Tensor relu(const at::Tensor& x) { return x; }\n"
+    assert prelude_pch.declaration(code, "relu") == "at::Tensor relu(const at::Tensor& x)\n;"

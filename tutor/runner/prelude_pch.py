@@ -274,7 +274,10 @@ def declaration(code: str, name: str) -> str | None:
             if depth == 0:
                 text = masked[head:i]
                 if re.search(rf"\b{re.escape(name)}\s*\(", text) and (text.rstrip().endswith(")") or "->" in text):
-                    found.append(code[head:i])
+                    # from the first token: a comment above the function (an edit, often) stays out,
+                    # so that the bindings file, and its object, do not change with it
+                    start = head + len(text) - len(text.lstrip())
+                    found.append(code[start:i])
             depth += 1
         elif c == "}":
             depth = max(depth - 1, 0)
