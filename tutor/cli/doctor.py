@@ -97,6 +97,15 @@ def fix_for(what: str) -> str:
             else _("reinstall Python with its development files")
         ),
         "ninja": "pip install ninja",
+        "ccache": (
+            "sudo apt install ccache  (Fedora: sudo dnf install ccache)"
+            if linux
+            else "brew install ccache"
+            if mac
+            else "conda install -c conda-forge ccache"
+        )
+        + "  "
+        + _("(not on pip; torch's builds use it once it is on PATH)"),
         "nvcc": _("install the CUDA toolkit matching your torch build (only the CUDA kernel exercise needs it)"),
         "pytorch_lightning": "pip install pytorch-lightning",
         "bitsandbytes": "pip install bitsandbytes  " + _("(its 8-bit kernels need a CUDA GPU)"),
@@ -152,6 +161,15 @@ def doctor(console: Console, home: Path) -> int:
         ),
     )
     table.add_row("ninja", ok(bool(ninja), ninja or _("not found (load_inline builds with it)"), fix_for("ninja")))
+    ccache = shutil.which("ccache")
+    table.add_row(
+        "ccache",
+        ok(
+            bool(ccache),
+            ccache or _("not found (optional: a C++ source built once before is then taken from its cache)"),
+            fix_for("ccache"),
+        ),
+    )
     table.add_row(
         "nvcc",
         ok(

@@ -27,7 +27,7 @@ from typing import Any, Callable
 
 from tutor.runner.checker_api import Channel
 from tutor.i18n import _
-from tutor.runner import sandbox, wire
+from tutor.runner import prelude_pch, sandbox, wire
 from tutor.runner.protocol import RunRequest
 
 LEARNER = "learner"
@@ -172,6 +172,10 @@ def prepare_environment(request: RunRequest, tmpdir: Path) -> None:
         codecache._HEADER_DIR = str(cache / "inductor" / "precompiled_headers")  # type: ignore[attr-defined]
 
     after_import("torch._inductor.codecache", headers_in_cache)
+    # C++ extensions: the learner's #include lines precompiled once (prelude_pch.py). Set here,
+    # before learner code runs, so the call contract does not see the variable appear.
+    os.environ.setdefault("CCACHE_SLOPPINESS", prelude_pch.CCACHE_SLOPPINESS)
+    after_import("torch.utils.cpp_extension", prelude_pch.patch)
     os.environ["PYTHONDONTWRITEBYTECODE"] = "1"
     sys.dont_write_bytecode = True
     os.chdir(tmpdir)

@@ -2,22 +2,8 @@
 and float64, non-contiguous input and huge values (where the naive formula gives NaN); it
 rejects input it cannot handle; and it is timed against the reference and torch.softmax."""
 
-from pathlib import Path
-
 import torch
-
-_build = None
-
-
-def _helpers():
-    global _build
-    if _build is None:
-        import importlib.util
-
-        spec = importlib.util.spec_from_file_location("tutor_ch03_build", Path(__file__).with_name("_ch03_build.py"))
-        _build = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(_build)
-    return _build
+from _ch03_build import load_learner
 
 
 def _dtype_name(dtype) -> str:
@@ -40,7 +26,7 @@ def _call(ctx, fn, x, what):
 
 
 def check(ctx):
-    mine = _helpers().load_learner(ctx, ctx.t("building your C++ extension…"))
+    mine = load_learner(ctx, ctx.t("building your C++ extension…"))
     f32, f64 = torch.float32, torch.float64
 
     cases = [

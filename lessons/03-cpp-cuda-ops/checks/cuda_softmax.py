@@ -4,13 +4,10 @@ cannot handle; and it is at least 5x faster than a one-thread-per-row kernel tha
 builds itself. Reports the speedup over that kernel, and times against the reference solution
 and torch.softmax."""
 
-from pathlib import Path
-
 import torch
+from _ch03_build import load_learner
 
 MIN_SPEEDUP = 5.0  # a block-per-row kernel is typically 20-100x faster than one thread per row
-
-_build = None
 
 # The "before" kernel: one thread per row (<<<rows, 1>>>). Correct, but each row is walked
 # three times by a single thread.
@@ -57,17 +54,6 @@ void launch_naive_softmax(const float* x, float* y, int64_t rows, int64_t cols, 
 """
 
 
-def _helpers():
-    global _build
-    if _build is None:
-        import importlib.util
-
-        spec = importlib.util.spec_from_file_location("tutor_ch03_build", Path(__file__).with_name("_ch03_build.py"))
-        _build = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(_build)
-    return _build
-
-
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__
@@ -110,7 +96,7 @@ def _expect_rows_sum_to_one(ctx, out, what):
 
 
 def check(ctx):
-    mine = _helpers().load_learner(ctx, ctx.t("building your CUDA extension (C++ compiler and nvcc)…"))
+    mine = load_learner(ctx, ctx.t("building your CUDA extension (C++ compiler and nvcc)…"))
 
     # Column counts around the block size (256) and warp size (32), never all multiples of them.
     cols_list = [1, 7, 31, 33, 255, 257, 1000, 1025, 4097]

@@ -3,22 +3,8 @@ torch.ops) that declares no mutation, with a correct fake implementation; it pas
 torch.library.opcheck, and a function using it compiles with torch.compile(fullgraph=True)
 into a graph that holds it as one node, with the same results as eager."""
 
-from pathlib import Path
-
 import torch
-
-_build = None
-
-
-def _helpers():
-    global _build
-    if _build is None:
-        import importlib.util
-
-        spec = importlib.util.spec_from_file_location("tutor_ch03_build", Path(__file__).with_name("_ch03_build.py"))
-        _build = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(_build)
-    return _build
+from _ch03_build import load_learner
 
 
 def _first_line(exc: BaseException) -> str:
@@ -55,7 +41,7 @@ def _is_learners_op(target) -> bool:
 
 
 def check(ctx):
-    mine = _helpers().load_learner(ctx, ctx.t("building the C++ log-sum-exp extension…"))
+    mine = load_learner(ctx, ctx.t("building the C++ log-sum-exp extension…"))
     op = getattr(mine, "row_logsumexp", None)
     ctx.expect(callable(op), ctx.t("your file must define `{name}`", name="row_logsumexp"))
 

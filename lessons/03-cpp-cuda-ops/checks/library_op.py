@@ -13,23 +13,11 @@ import re
 from pathlib import Path
 
 import torch
+from _ch03_build import load_learner
 
 NAMESPACE, NAME = "tutor_ch03_cpp", "row_rms"
 QUALIFIED = f"{NAMESPACE}::{NAME}"
 _KEYS = ("CPU", "CUDA", "Meta", "CompositeExplicitAutograd", "CompositeImplicitAutograd", "Autograd", "AutogradCPU")
-
-_build = None
-
-
-def _helpers():
-    global _build
-    if _build is None:
-        import importlib.util
-
-        spec = importlib.util.spec_from_file_location("tutor_ch03_build", Path(__file__).with_name("_ch03_build.py"))
-        _build = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(_build)
-    return _build
 
 
 def _first_line(exc: BaseException) -> str:
@@ -106,7 +94,7 @@ def _call(ctx, fn, x, what):
 
 
 def check(ctx):
-    mine = _helpers().load_learner(ctx, ctx.t("building your C++ library…"))
+    mine = load_learner(ctx, ctx.t("building your C++ library…"))
     fn = getattr(mine, "row_rms", None)
     ctx.expect(callable(fn), ctx.t("your file must define `{name}`", name="row_rms"))
 
