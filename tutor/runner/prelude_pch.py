@@ -141,7 +141,7 @@ def _recent(path: Path) -> bool:
 
 @contextlib.contextmanager
 def _locked(lock: Path) -> Iterator[bool]:
-    """torch's FileBaton (batons.py makes a dead holder's lock removable): True for the one
+    """torch's FileBaton (build_locks.py makes a dead holder's lock removable): True for the one
     process that builds, False for those that waited for it."""
     from torch.utils.file_baton import FileBaton
 
