@@ -92,7 +92,7 @@ def _calls(tmp_path: Path) -> int:
 @pytest.fixture
 def batons():
     pytest.importorskip("torch")
-    from tutor.runner import batons
+    from tutor.runner import build_locks as batons
 
     batons.install()
 
@@ -153,7 +153,7 @@ def test_a_real_build_uses_the_header_and_an_edit_reuses_it(tmp_path, monkeypatc
         pytest.skip("no C++ compiler")
     from torch.utils import cpp_extension
 
-    from tutor.runner import batons
+    from tutor.runner import build_locks as batons
 
     batons.install()
     monkeypatch.setenv("TORCH_EXTENSIONS_DIR", str(tmp_path / "ext"))
