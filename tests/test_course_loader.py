@@ -128,7 +128,7 @@ def test_good_manifest_loads(course_dir):
             'needs = { device = "cpu", processes = "2, 4" }',
             "steps[2].needs.processes: must be a whole number or a list of them",
         ),
-        ('needs = { device = "cpu" }', 'needs = { processes = 0 }', "steps[2].needs.processes: must be at least 1"),
+        ('needs = { device = "cpu" }', "needs = { processes = 0 }", "steps[2].needs.processes: must be at least 1"),
         ('id = "typing"', 'id = "intro"', "steps[1].id: 'intro' is used by an earlier step"),
         (
             'text = "intro.md"\n\n[[steps]]\nkind = "exercise"',

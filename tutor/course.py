@@ -516,8 +516,11 @@ def _load_step(
         checker=f.file_in("checker", directory),
         hints=tuple(h.strip() for h in hints),
         timeout=float(timeout),
-        needs=Needs(  # type: ignore[arg-type]  # device checked above
-            device=device, gpus=gpus, processes=processes, worlds=worlds if len(worlds) > 1 else ()
+        needs=Needs(
+            device=device,  # type: ignore[arg-type]  # checked above
+            gpus=gpus,
+            processes=processes,
+            worlds=worlds if len(worlds) > 1 else (),
         ),
         mistakes=mistakes,
         allows=tuple(allows),

@@ -522,20 +522,16 @@ def test_ddp_loss_scaled_for_two_ranks_fails_with_4_processes(mutant):
     assert_fails(v, FOUR, "gradient of `", "whole global batch")
 
 
-def test_pp_rank_one_taken_for_the_last_fails_with_4_processes(mutant):
-    v = mutant("pipeline", "    if rank == world - 1:\n        blocks.append(model.head)", "    if rank == 1:\n        blocks.append(model.head)")
-    assert_fails(v, FOUR, "stage holds", "the head on the last stage")
-
-
-def test_pp_blocks_cut_in_halves_fails(mutant):
-    # the first half on rank 0, the rest on every other rank: right for 2 stages only
+def test_pp_stage_group_of_the_first_two_ranks_fails_with_4_processes(mutant):
+    # (a split fixed for two ranks fails with 2 already: test_pp_split_fixed_for_two_ranks_fails
+    # builds the stages of a longer pipeline)
     v = mutant(
         "pipeline",
-        "    blocks = list(model.layers[rank * per_stage:(rank + 1) * per_stage])  # key",
-        "    half = len(model.layers) // 2\n"
-        "    blocks = list(model.layers[:half] if rank == 0 else model.layers[half:])",
+        'num_stages=world, device=torch.device("cpu"))',
+        'num_stages=world, device=torch.device("cpu"),\n'
+        "                         group=torch.distributed.new_group([0, 1]))",
     )
-    assert_fails(v, "with 2 processes: ", "for a pipeline of")
+    assert_fails(v, FOUR, "build_pipeline raised")
 
 
 def test_fsdp2_learning_rate_scaled_from_two_ranks_fails_with_4_processes(mutant):

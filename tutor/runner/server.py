@@ -199,7 +199,8 @@ def _relay(run_id: str, run: _Run) -> None:
         except ValueError:
             continue
         if msg.get("kind") == "reference":
-            key = run.cache_keys.get(msg.get("processes"))  # type: ignore[arg-type]
+            size = msg.get("processes")
+            key = run.cache_keys.get(size) if isinstance(size, int) else None
             if key is not None and isinstance(msg.get("data"), str):
                 try:
                     _CACHE.put(key, base64.b64decode(msg["data"]))

@@ -122,7 +122,7 @@ def supervise(
         reason=verdict.reason,
         details=verdict.details,
         figures=verdict.figures if verdict.status != PASSED else first.figures,
-        output=text[:OUTPUT_CAP * len(worlds)],
+        output=text[: OUTPUT_CAP * len(worlds)],
         output_truncated=truncated or len(text) > OUTPUT_CAP * len(worlds),
         duration_s=offset,
         seed=request.seed,
