@@ -118,3 +118,23 @@ def test_an_exercise_at_several_sizes_sends_them_all(course, tmp_path):
     request = Runner(device="cpu").request_for(exercise, exercise.solution, seed=3)
     assert request.processes == exercise.needs.world_sizes[0]
     assert request.worlds == list(exercise.needs.world_sizes)
+
+
+def test_the_sizes_phases_are_in_the_learners_language(runner, tmp_path):
+    path = tmp_path / "zh_learner.py"
+    path.write_text(HALVES)
+    events: list[Event] = []
+    request = RunRequest(
+        exercise="test/world",
+        code=str(path),
+        solution=str(FIX / "world_solution.py"),
+        checker=str(FIX / "world_check.py"),
+        timeout=60,
+        processes=2,
+        worlds=[2, 3],
+        seed=5,
+        lang="zh",
+    )
+    v = runner.run(request, events.append)
+    assert v.status == "failed" and v.reason.startswith("3 个进程时："), v.reason
+    assert "用 2 个进程检查（1/2）" in phases(events), phases(events)

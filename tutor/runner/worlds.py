@@ -17,6 +17,7 @@ import dataclasses
 from pathlib import Path
 from typing import Callable
 
+from tutor import i18n
 from tutor.i18n import _
 from tutor.runner.protocol import OUTPUT_CAP, PASSED, Event, RunRequest, Verdict
 from tutor.runner.supervisor import Emit, Supervisor
@@ -67,6 +68,7 @@ def supervise(
     The figures are those of the run the verdict speaks for: the size that failed, or the first
     size when all pass (the one the exercise's guide describes). The output holds every size's,
     each under a line naming it."""
+    i18n.set_language(request.lang)  # the sizes' phases and headers, before any Supervisor sets it
     worlds = sizes(request)
     if len(worlds) == 1:
         one = at_size(request, worlds[0])
