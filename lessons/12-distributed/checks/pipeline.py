@@ -27,7 +27,8 @@ def _check(ctx):
     ref_mod = ctx.reference
     dim, out_features = ctx.choice([6, 9]), ctx.choice([2, 3])
     n_layers = world * ctx.choice([1, 2])
-    n_micro, rows = ctx.choice([2, 3]), ctx.choice([2, 3])
+    # at least as many micro-batches as stages, which 1F1B needs (2 or 3 with 2 ranks, 4 or 5 with 4)
+    n_micro, rows = ctx.choice([world, world + 1]), ctx.choice([2, 3])
     torch.manual_seed(ctx.seed)
     single = ref_mod.Net(dim, n_layers, out_features)
     model = own_model(ctx, "Net", single, dim, n_layers, out_features)
