@@ -103,6 +103,32 @@ def test_good_manifest_loads(course_dir):
             'needs = { device = "tpu" }',
             "steps[2].needs.device: must be one of cpu, any, cuda, not 'tpu'",
         ),
+        (
+            'needs = { device = "cpu" }',
+            'needs = { device = "cpu", processes = [2] }',
+            "steps[2].needs.processes: a list must hold at least two world sizes",
+        ),
+        (
+            'needs = { device = "cpu" }',
+            'needs = { device = "cpu", processes = [2, 1] }',
+            "steps[2].needs.processes[1]: must be a whole number of at least 2",
+        ),
+        (
+            'needs = { device = "cpu" }',
+            'needs = { device = "cpu", processes = [2, true] }',
+            "steps[2].needs.processes[1]: must be a whole number of at least 2",
+        ),
+        (
+            'needs = { device = "cpu" }',
+            'needs = { device = "cpu", processes = [4, 4] }',
+            "steps[2].needs.processes: lists the same world size twice: [4, 4]",
+        ),
+        (
+            'needs = { device = "cpu" }',
+            'needs = { device = "cpu", processes = "2, 4" }',
+            "steps[2].needs.processes: must be a whole number or a list of them",
+        ),
+        ('needs = { device = "cpu" }', "needs = { processes = 0 }", "steps[2].needs.processes: must be at least 1"),
         ('id = "typing"', 'id = "intro"', "steps[1].id: 'intro' is used by an earlier step"),
         (
             'text = "intro.md"\n\n[[steps]]\nkind = "exercise"',
@@ -116,6 +142,24 @@ def test_errors_name_file_field_and_problem(course_dir, old, new, message):
     text = error_for(course_dir, GOOD.replace(old, new, 1))
     assert message in text
     assert text.startswith("lessons/03-cpp-ops/lesson.toml: ")
+
+
+def test_several_world_sizes_load_in_order(course_dir):
+    (course_dir / "lessons" / "03-cpp-ops" / "lesson.toml").write_text(
+        GOOD.replace('needs = { device = "cpu" }', "needs = { processes = [2, 4] }")
+    )
+    needs = load_course().exercise("ex-one").needs
+    assert (needs.processes, needs.worlds, needs.world_sizes) == (2, (2, 4), (2, 4))
+    assert needs.describe() == "runs 2 processes, then 4"
+
+
+def test_one_world_size_is_as_before(course_dir):
+    (course_dir / "lessons" / "03-cpp-ops" / "lesson.toml").write_text(
+        GOOD.replace('needs = { device = "cpu" }', "needs = { processes = 2 }")
+    )
+    needs = load_course().exercise("ex-one").needs
+    assert (needs.processes, needs.worlds, needs.world_sizes) == (2, (), (2,))
+    assert needs.describe() == "runs 2 processes"
 
 
 def test_invalid_toml_is_one_line(course_dir):

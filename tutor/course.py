@@ -83,7 +83,15 @@ class Needs:
 
     device: Literal["cpu", "any", "cuda"] = "cpu"
     gpus: int = 0
-    processes: int = 1
+    processes: int = 1  # the first (or only) world size
+    # `processes = [2, 4]`: every world size the check runs at, in order (tutor.runner.worlds);
+    # empty when there is one
+    worlds: tuple[int, ...] = ()
+
+    @property
+    def world_sizes(self) -> tuple[int, ...]:
+        """Every world size a check of this exercise runs at, in order."""
+        return self.worlds or (self.processes,)
 
     def device_here(self, gpus: int, requested: str = "auto") -> tuple[str | None, str]:
         """The device this runs on with `gpus` GPUs and `--device requested`, or None with
@@ -104,6 +112,9 @@ class Needs:
         if self.device == "cuda":
             n = max(self.gpus, 1)
             return "needs a CUDA GPU" if n == 1 else f"needs {n} CUDA GPUs"
+        if len(self.world_sizes) > 1:
+            *first, last = self.world_sizes
+            return f"runs {', '.join(map(str, first))} processes, then {last}"
         if self.processes > 1:
             return f"runs {self.processes} processes"
         return "runs on CPU"
@@ -482,7 +493,8 @@ def _load_step(
     if device not in DEVICES:
         raise nf.error("device", f"must be one of {', '.join(DEVICES)}, not {device!r}")
     gpus = nf.get("gpus", int, 1 if device == "cuda" else 0)
-    processes = nf.get("processes", int, 1)
+    worlds = _world_sizes(nf)
+    processes = worlds[0]
     if processes < 1 or gpus < 0:
         raise nf.error("processes", "must be at least 1")
     mistakes = tuple(
@@ -504,10 +516,31 @@ def _load_step(
         checker=f.file_in("checker", directory),
         hints=tuple(h.strip() for h in hints),
         timeout=float(timeout),
-        needs=Needs(device=device, gpus=gpus, processes=processes),  # type: ignore[arg-type]  # checked above
+        needs=Needs(
+            device=device,  # type: ignore[arg-type]  # checked above
+            gpus=gpus,
+            processes=processes,
+            worlds=worlds if len(worlds) > 1 else (),
+        ),
         mistakes=mistakes,
         allows=tuple(allows),
     )
+
+
+def _world_sizes(nf: _Fields) -> tuple[int, ...]:
+    """needs.processes: one count (`processes = 2`), or the world sizes a check runs at in turn
+    (`processes = [2, 4]`: distinct, each at least 2, since a size of 1 runs no process group)."""
+    value = nf.get("processes", (int, list), 1, "a whole number or a list of them")
+    if isinstance(value, int):
+        return (value,)
+    if len(value) < 2:
+        raise nf.error("processes", "a list must hold at least two world sizes (write one as a number)")
+    for j, n in enumerate(value):
+        if isinstance(n, bool) or not isinstance(n, int) or n < 2:
+            raise LessonError(nf.file, f"{nf.name('processes')}[{j}]", "must be a whole number of at least 2")
+    if len(set(value)) != len(value):
+        raise nf.error("processes", f"lists the same world size twice: {value}")
+    return tuple(value)
 
 
 def _load_mistake(f: _Fields) -> Mistake:

@@ -58,6 +58,9 @@ def needs_text(needs: Needs) -> str:
     if needs.device == "cuda":
         n = max(needs.gpus, 1)
         return _("needs a CUDA GPU") if n == 1 else _("needs {n} CUDA GPUs", n=n)
+    if len(needs.world_sizes) > 1:
+        *first, last = needs.world_sizes
+        return _("runs {sizes} processes, then {last}", sizes=", ".join(map(str, first)), last=last)
     if needs.processes > 1:
         return _("runs {n} processes", n=needs.processes)
     return _("runs on CPU")

@@ -493,3 +493,66 @@ def test_2d_replicated_hidden_fails(mutant):
         ("import torch.nn as nn\n", "import torch.nn as nn\nfrom torch.distributed.tensor import Replicate\n"),
     )
     assert_fails(v, "tensor-parallel collectives", "all_gather_into_tensor")
+
+
+# -- code that assumes two ranks (these four checks run with 2 processes, then with 4) ---------
+# Each mutant is right with 2 ranks and wrong with any other number: before the checks ran a
+# second world size these passed. The reason must name the size it failed at.
+
+FOUR = "with 4 processes: "
+
+
+def test_ddp_group_of_the_first_two_ranks_fails_with_4_processes(mutant):
+    # "the two ranks" spelled out as a process group: with 4 ranks, ranks 2 and 3 are outside it
+    v = mutant(
+        "ddp-accum",
+        "    return DDP(model)  # key",
+        "    import torch.distributed as dist\n    return DDP(model, process_group=dist.new_group([0, 1]))",
+    )
+    assert_fails(v, FOUR, "make_ddp")
+
+
+def test_ddp_loss_scaled_for_two_ranks_fails_with_4_processes(mutant):
+    # divides by the global number of micro-batches, then "corrects" by the 2 that made it pass
+    v = mutant(
+        "ddp-accum",
+        (DDP_LOOP_BACKWARD, "            (loss * 2 / (n * torch.distributed.get_world_size())).backward()"),
+        (DDP_LAST_BACKWARD, "    (loss * 2 / (n * torch.distributed.get_world_size())).backward()\n"),
+    )
+    assert_fails(v, FOUR, "gradient of `", "whole global batch")
+
+
+def test_pp_stage_group_of_the_first_two_ranks_fails_with_4_processes(mutant):
+    # (a split fixed for two ranks fails with 2 already: test_pp_split_fixed_for_two_ranks_fails
+    # builds the stages of a longer pipeline)
+    v = mutant(
+        "pipeline",
+        'num_stages=world, device=torch.device("cpu"))',
+        'num_stages=world, device=torch.device("cpu"),\n'
+        "                         group=torch.distributed.new_group([0, 1]))",
+    )
+    # rejected (an error: ranks 2 and 3 step a stage whose group they are not in), naming the size
+    assert v.reason.startswith(FOUR) and "process group" in v.reason, v.reason
+
+
+def test_fsdp2_learning_rate_scaled_from_two_ranks_fails_with_4_processes(mutant):
+    # the linear scaling rule applied against a 2-rank baseline: LR only where world == 2
+    v = mutant(
+        "fsdp2-step",
+        MAKE_OPT,
+        "    import torch.distributed as dist\n"
+        "    return torch.optim.SGD(model.parameters(), lr=LR * dist.get_world_size() / 2)",
+    )
+    assert_fails(v, FOUR, "learning rate")
+
+
+def test_dcp_save_over_the_first_two_ranks_fails_with_4_processes(mutant):
+    v = mutant(
+        "dcp-reshard",
+        DCP_SAVE,
+        "    import torch.distributed as dist\n"
+        "    group = dist.new_group([0, 1])\n"
+        "    if dist.get_rank() < 2:\n"
+        "        dcp.save(model.state_dict(), checkpoint_id=path, process_group=group)",
+    )
+    assert v.reason.startswith(FOUR), v.reason

@@ -287,6 +287,7 @@ class Runner:
             timeout=exercise.timeout,
             device=device,
             processes=exercise.needs.processes,
+            worlds=list(exercise.needs.worlds),
             seed=seed if seed is not None else seeds.draw(exercise.id),
             memory_limit_mb=DEFAULT_MEMORY_LIMIT_MB if device == "cpu" else None,
             cache_dir=str(self.cache_dir) if self.cache_dir else None,

@@ -54,6 +54,9 @@ class RunRequest:
     timeout: float = 60.0
     device: str = "cpu"  # resolved device: "cpu" or "cuda"
     processes: int = 1
+    # Every world size the check runs at, in order, when it runs at more than one (a
+    # `processes = [2, 4]` manifest; tutor.runner.worlds); empty: `processes` alone.
+    worlds: list[int] = field(default_factory=list)
     seed: int | None = None
     memory_limit_mb: int | None = None  # address-space cap for CPU-only runs
     cache_dir: str | None = None  # shared build/compile caches (reused across runs)

@@ -57,6 +57,9 @@ class _ReferenceCache:
     def __init__(self) -> None:
         self.entries: OrderedDict[str, bytes] = OrderedDict()
         self.size = 0
+        # In a run's process: the kept reference runs handed to it, by world size (a learner's
+        # process clears them before its code runs, like the entries).
+        self.handed: dict[int, bytes | None] = {}
 
     @staticmethod
     def key(request: dict[str, Any]) -> str | None:
@@ -92,7 +95,7 @@ class _Run:
     buf: bytearray = field(default_factory=bytearray)
     stopping: float | None = None  # when SIGTERM was sent (cancel)
     answered: bool = False
-    cache_key: str | None = None
+    cache_keys: dict[int, str] = field(default_factory=dict)  # world size -> its reference run's key
 
 
 def main() -> None:
@@ -196,9 +199,11 @@ def _relay(run_id: str, run: _Run) -> None:
         except ValueError:
             continue
         if msg.get("kind") == "reference":
-            if run.cache_key is not None and isinstance(msg.get("data"), str):
+            size = msg.get("processes")
+            key = run.cache_keys.get(size) if isinstance(size, int) else None
+            if key is not None and isinstance(msg.get("data"), str):
                 try:
-                    _CACHE.put(run.cache_key, base64.b64decode(msg["data"]))
+                    _CACHE.put(key, base64.b64decode(msg["data"]))
                 except ValueError:
                     pass
             continue  # for this process only
@@ -249,13 +254,19 @@ def _fork_run(run_id: str, request: dict[str, Any]) -> _Run:
     from tutor.runner.protocol import RunRequest
 
     tmpdir = Path(tempfile.mkdtemp(prefix="tutor-run-"))
-    key = _ReferenceCache.key(request)
-    cached = _CACHE.get(key)
+    # One reference run per world size, each kept under the key a single-size run of that size
+    # has (a check at [2, 4] and one at 2 share the 2-process reference).
+    keys: dict[int, str] = {}
+    for n in _world_sizes(request):
+        key = _ReferenceCache.key({**request, "processes": n})
+        if key is not None:
+            keys[n] = key
     r, w = os.pipe()
     pid = os.fork()
     if pid:
         os.close(w)
-        return _Run(pid, r, tmpdir, cache_key=key)
+        return _Run(pid, r, tmpdir, cache_keys=keys)
+    _CACHE.handed = {n: _CACHE.get(key) for n, key in keys.items()}
     code = 1
     try:
         os.close(r)
@@ -274,14 +285,10 @@ def _fork_run(run_id: str, request: dict[str, Any]) -> _Run:
         def emit(event: Any) -> None:
             send("event", {"event": event.__dict__})
 
-        from tutor.runner import supervisor
+        from tutor.runner import worlds
 
-        def keep(data: bytes) -> None:
-            send("reference", {"data": base64.b64encode(data).decode()})
-
-        sup = supervisor.Supervisor(
-            RunRequest(**request), emit, tmpdir, cached_reference=cached, store_reference=keep if key else None
-        )
+        def keep(n: int, data: bytes) -> None:
+            send("reference", {"processes": n, "data": base64.b64encode(data).decode()})
 
         def on_term(*_: Any) -> None:  # cancel: stop the run's processes too, then go
             sandbox.kill_descendants()
@@ -289,7 +296,9 @@ def _fork_run(run_id: str, request: dict[str, Any]) -> _Run:
             os._exit(143)
 
         signal.signal(signal.SIGTERM, on_term)
-        verdict = sup.run()
+        verdict = worlds.supervise(
+            RunRequest(**request), emit, tmpdir, cached=_CACHE.handed.get, store=keep if keys else None
+        )
         send("verdict", {"verdict": verdict.to_dict()})
         code = 0
     except BaseException as exc:  # noqa: BLE001 - report, never hang the client
@@ -308,6 +317,16 @@ def _fork_run(run_id: str, request: dict[str, Any]) -> _Run:
         code = 0
     finally:
         os._exit(code)
+
+
+def _world_sizes(request: dict[str, Any]) -> list[int]:
+    """The world sizes of a request as the client sent it (tutor.runner.worlds.sizes, before
+    the request is parsed: anything malformed counts as the one size `processes`)."""
+    many = request.get("worlds")
+    if isinstance(many, list) and len(many) > 1 and all(isinstance(n, int) for n in many):
+        return many
+    n = request.get("processes", 1)
+    return [n if isinstance(n, int) else 1]
 
 
 def _signal(pid: int, sig: int) -> None:

@@ -154,6 +154,7 @@ class Supervisor:
             if cache is not None:
                 cache.entries.clear()
                 cache.size = 0
+                getattr(cache, "handed", {}).clear()
 
     def _fork(self, role: str, out_fd: int) -> None:
         parent, child = socket.socketpair()

@@ -1,10 +1,10 @@
 """Check: a DCP checkpoint saved by every rank of an FSDP2 model is really sharded (one data
-file per rank, each about half of the model's bytes, plus the metadata) and loads into an
+file per rank, each about 1/world of the model's bytes, plus the metadata) and loads into an
 ordinary unsharded model with exactly the values of the sharded one, into its own parameters.
 Twice, into the same directory, so a second save must replace the first; a file the caller
 puts in that directory between the saves must survive the second.
 
-Runs on every torchrun rank.
+Runs on every torchrun rank. The manifest runs it with 2 ranks, then 4; with 4, one round only.
 """
 
 import copy
@@ -46,7 +46,10 @@ def _check(ctx):
     note = f"seed {ctx.seed}: notes the caller keeps next to its checkpoint\n"
     total_bytes = sum(v.numel() * v.element_size() for v in model.state_dict().values())
 
-    for round_ in ctx.trials(2, ctx.t("save and load")):
+    # With 2 ranks (the first world size) two rounds into the same directory; with more, one
+    # round, which is where code that assumes two ranks goes wrong (a second save into the same
+    # directory does not depend on the number of ranks).
+    for round_ in ctx.trials(2 if world == 2 else 1, ctx.t("save and load")):
         x, y = ctx.randn(2 * world, dim), ctx.randn(2 * world, out_features)
         mine = slice(rank * 2, rank * 2 + 2)
         F.mse_loss(model(x[mine]), y[mine]).backward()   # new values for every round

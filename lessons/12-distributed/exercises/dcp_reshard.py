@@ -1,6 +1,6 @@
 """Exercise: distributed checkpointing with torch.distributed.checkpoint (DCP).
 
-A model sharded with FSDP2 on 2 ranks is saved as a sharded checkpoint: every rank writes only
+A model sharded with FSDP2 over the ranks is saved as a sharded checkpoint: every rank writes only
 the pieces it holds. The checkpoint is then loaded into a model with another layout: an
 ordinary, unsharded Net (as one process would use for evaluation or export).
 
@@ -50,7 +50,8 @@ def save_sharded(model: nn.Module, path: str) -> None:
 def load_full(model: nn.Module, path: str) -> None:
     """Load the checkpoint at `path` into `model`, an ordinary unsharded Net, in place."""
     # TODO: fill `model` with the values stored in the checkpoint directory `path`. The
-    #       checkpoint was written by 2 ranks in shards; `model` holds ordinary full tensors.
+    #       checkpoint was written in shards, by every rank of the job that saved it;
+    #       `model` holds ordinary full tensors.
     # Watch out: DCP loads into the tensors of the state dict you give it.
     raise NotImplementedError("TODO: implement load_full")
 
