@@ -1,0 +1,30 @@
+"""WRONG: calls scaler.unscale_ but only after clip_grad_norm_, so the clip measured the scaled gradients and the unscale then shrinks them S times below max_norm; breaks 'clipped to it before the step, as the gradients of the loss really are' (the guide: a threshold for the true gradients compares against the wrong scale before unscale_)."""
+
+import torch
+from torch.nn import functional as F
+
+
+def autocast_dtype(device: torch.device) -> torch.dtype:
+    """The low-precision dtype to compute in: float16 on CUDA, bfloat16 on the CPU."""
+    return torch.float16 if device.type == "cuda" else torch.bfloat16
+
+
+def make_scaler(device: torch.device) -> torch.amp.GradScaler:
+    """A GradScaler that is only enabled when float16 gradients could underflow."""
+    return torch.amp.GradScaler(device.type, enabled=autocast_dtype(device) == torch.float16)
+
+
+def train_step(model, optimizer, scaler, x, y, max_norm: float | None = None) -> float:
+    """One step: forward and loss under autocast, backward and step outside it; with `max_norm`,
+    the gradients' total norm at their true scale is clipped to it before the step."""
+    optimizer.zero_grad(set_to_none=True)
+    with torch.autocast(device_type=x.device.type, dtype=autocast_dtype(x.device)):
+        logits = model(x)
+        loss = F.cross_entropy(logits, y)
+    scaler.scale(loss).backward()
+    if max_norm is not None:
+        torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
+        scaler.unscale_(optimizer)  # so that scaler.step sees true-scale gradients
+    scaler.step(optimizer)
+    scaler.update()
+    return loss.item()
