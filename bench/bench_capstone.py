@@ -14,6 +14,7 @@ targets (>= 40% lighter, >= 1.3x faster).
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 from pathlib import Path
@@ -32,9 +33,23 @@ from torch.utils.checkpoint import checkpoint  # noqa: E402
 from tutor.runner import memory, timing  # noqa: E402
 
 
-COMBOS = ("fused", "sdpa", "bf16", "ckpt", "micro2", "sdpa+fused", "bf16+fused", "sdpa+bf16",
-          "sdpa+bf16+fused", "sdpa+ckpt+fused", "ckpt+fused", "bf16+ckpt+fused", "sdpa+micro2+fused",
-          "bf16+micro2+fused", "sdpa+bf16+ckpt+fused")
+COMBOS = (
+    "fused",
+    "sdpa",
+    "bf16",
+    "ckpt",
+    "micro2",
+    "sdpa+fused",
+    "bf16+fused",
+    "sdpa+bf16",
+    "sdpa+bf16+fused",
+    "sdpa+ckpt+fused",
+    "ckpt+fused",
+    "bf16+ckpt+fused",
+    "sdpa+micro2+fused",
+    "bf16+micro2+fused",
+    "sdpa+bf16+ckpt+fused",
+)
 
 
 def _sdpa_forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -97,9 +112,10 @@ def measure(sizes: Sizes, combos: list[str], seed: int = 0, budget_s: float = 0.
         step = make_variant_step(model, 3e-3, combo, sizes)
         step(x, y)
         step(x, y)
-        memory.peak_bytes(lambda: step(x, y), device)
-        mine = memory.peak_bytes(lambda: step(x, y), device)
-        t = timing.interleaved(lambda: step(x, y), lambda: base(x, y), device=device, budget_s=budget_s)
+        one = functools.partial(step, x, y)
+        memory.peak_bytes(one, device)
+        mine = memory.peak_bytes(one, device)
+        t = timing.interleaved(one, lambda: base(x, y), device=device, budget_s=budget_s)
         out[combo] = {
             "peak_MiB": mine / 2**20,
             "base_MiB": base_bytes / 2**20,
@@ -137,8 +153,11 @@ def main() -> int:
         print(f"\n{key}  (baseline {next(iter(res.values()))['base_MiB']:.2f} MiB)")
         for combo, r in res.items():
             ok = "PASS" if r["saved"] >= 0.40 and r["speedup"] >= 1.3 else ""
-            print(f"  {combo:32s} {r['peak_MiB']:7.2f} MiB {100 * r['saved']:5.1f}% lower  "
-                  f"{r['ms']:7.2f} ms {r['speedup']:5.2f}x {'noisy' if r['noisy'] else ''} {ok}", flush=True)
+            print(
+                f"  {combo:32s} {r['peak_MiB']:7.2f} MiB {100 * r['saved']:5.1f}% lower  "
+                f"{r['ms']:7.2f} ms {r['speedup']:5.2f}x {'noisy' if r['noisy'] else ''} {ok}",
+                flush=True,
+            )
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))
     return 0

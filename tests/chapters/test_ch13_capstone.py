@@ -85,7 +85,11 @@ def test_solution_passes_with_figures_at_both_sizes(solution_verdict):
 @slow
 def test_fused_attention_everywhere_without_bf16_is_too_slow_at_the_wide_size(mutant):
     # The old recipe (fused attention + fused AdamW) at both sizes: light enough, ~1.2x when wide.
-    v = mutant(EX, (FUSED_ATTENTION, "        block.attn.fused = True  # key\n"), (LOW_PRECISION, "    low_precision = False\n"))
+    v = mutant(
+        EX,
+        (FUSED_ATTENTION, "        block.attn.fused = True  # key\n"),
+        (LOW_PRECISION, "    low_precision = False\n"),
+    )
     assert_fails(v, "at size 2", "one step of yours takes", "the target is 1.3x")
 
 
@@ -93,7 +97,11 @@ def test_fused_attention_everywhere_without_bf16_is_too_slow_at_the_wide_size(mu
 def test_bf16_everywhere_without_fused_attention_mispredicts_the_long_size(mutant):
     # bf16 autocast + fused AdamW at both sizes meets both targets (about 49% and 1.7x at the long
     # size) but the prediction written for fused attention there is 25-35 points off.
-    v = mutant(EX, (FUSED_ATTENTION, "        block.attn.fused = False  # key\n"), (LOW_PRECISION, "    low_precision = True\n"))
+    v = mutant(
+        EX,
+        (FUSED_ATTENTION, "        block.attn.fused = False  # key\n"),
+        (LOW_PRECISION, "    low_precision = True\n"),
+    )
     assert_fails(v, "at size 1", "less peak memory, the check measured")
 
 
@@ -189,8 +197,10 @@ def test_module_attribute_choice_with_own_prediction_passes(variant):
     # memory prediction at the wide size written as the share the foreach temporaries made.
     v = variant(
         EX,
-        ('    return config["heads"] * config["seq"] > 16 * config["width"]  # key\n',
-         '    return config["seq"] / config["width"] > 4 * 4 / config["heads"]  # key\n'),
+        (
+            '    return config["heads"] * config["seq"] > 16 * config["width"]  # key\n',
+            '    return config["seq"] / config["width"] > 4 * 4 / config["heads"]  # key\n',
+        ),
         (WIDE_PREDICTION, '    return {"speedup": 1.55, "memory_saved": 0.6}  # key\n'),
     )
     assert v.figures["prediction_2"]["memory_saved"] == 0.6

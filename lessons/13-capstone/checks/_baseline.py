@@ -28,8 +28,14 @@ class Sizes:
 
     def config(self) -> dict[str, int]:
         """The sizes as the learner's predict(config) and make_step(model, lr, config) get them."""
-        return {"vocab": self.vocab, "width": self.width, "heads": self.heads,
-                "layers": self.layers, "seq": self.seq, "batch": self.batch}
+        return {
+            "vocab": self.vocab,
+            "width": self.width,
+            "heads": self.heads,
+            "layers": self.layers,
+            "seq": self.seq,
+            "batch": self.batch,
+        }
 
 
 # The two sizes each run draws from, per device: a long, narrow model, where the attention's
@@ -37,10 +43,14 @@ class Sizes:
 # the matmuls and the optimizer's update are the rest. bench/bench_capstone.py measures every
 # technique at each. CUDA: large enough that the step is not bound by kernel launches.
 DRAWS = {
-    "cpu": ([Sizes(vocab=96, width=48, heads=4, layers=2, seq=s, batch=b) for s in (448, 512) for b in (3, 4)],
-            [Sizes(vocab=96, width=256, heads=4, layers=2, seq=32, batch=4)]),
-    "cuda": ([Sizes(vocab=512, width=w, heads=4, layers=4, seq=s, batch=16) for s in (1024, 2048) for w in (128, 192)],
-             [Sizes(vocab=512, width=w, heads=8, layers=4, seq=s, batch=16) for s in (64, 128) for w in (1024, 1536)]),
+    "cpu": (
+        [Sizes(vocab=96, width=48, heads=4, layers=2, seq=s, batch=b) for s in (448, 512) for b in (3, 4)],
+        [Sizes(vocab=96, width=256, heads=4, layers=2, seq=32, batch=4)],
+    ),
+    "cuda": (
+        [Sizes(vocab=512, width=w, heads=4, layers=4, seq=s, batch=16) for s in (1024, 2048) for w in (128, 192)],
+        [Sizes(vocab=512, width=w, heads=8, layers=4, seq=s, batch=16) for s in (64, 128) for w in (1024, 1536)],
+    ),
 }
 
 
@@ -123,8 +133,9 @@ def build(sizes: Sizes, seed: int, device: torch.device) -> TinyTransformer:
     return model.to(device)
 
 
-def markov_batches(generator: torch.Generator, sizes: Sizes, count: int,
-                   device: torch.device) -> list[tuple[torch.Tensor, torch.Tensor]]:
+def markov_batches(
+    generator: torch.Generator, sizes: Sizes, count: int, device: torch.device
+) -> list[tuple[torch.Tensor, torch.Tensor]]:
     """`count` (tokens, targets) batches of a random Markov chain in which every token has three
     possible successors: learnable in a few steps (the loss floor is ln 3), different per seed."""
     table = torch.randint(0, sizes.vocab, (sizes.vocab, 3), generator=generator)
@@ -134,5 +145,4 @@ def markov_batches(generator: torch.Generator, sizes: Sizes, count: int,
     pick = torch.randint(0, 3, (rows, sizes.seq), generator=generator)
     for i in range(sizes.seq):
         seqs[:, i + 1] = table[seqs[:, i], pick[:, i]]
-    return [(s[:, :-1].contiguous().to(device), s[:, 1:].contiguous().to(device))
-            for s in seqs.split(sizes.batch)]
+    return [(s[:, :-1].contiguous().to(device), s[:, 1:].contiguous().to(device)) for s in seqs.split(sizes.batch)]
