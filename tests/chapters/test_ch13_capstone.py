@@ -77,9 +77,10 @@ def test_solution_passes_with_figures_at_both_sizes(solution_verdict):
         assert v.figures[f"loss_curve_{k}"]["max_difference"] <= 1e-3
         guess = v.figures[f"prediction_{k}"]
         assert abs(guess["memory_saved"] - guess["memory_saved_measured"]) <= 0.06
-    # The two sizes' figures are far apart: one number cannot predict both.
+    # The two sizes' savings are more than twice the memory bar (6 points) apart: one number
+    # cannot predict both.
     gap = v.figures["prediction_1"]["memory_saved_measured"] - v.figures["prediction_2"]["memory_saved_measured"]
-    assert gap >= 0.13
+    assert gap > 2 * 0.06
 
 
 @slow
