@@ -74,7 +74,7 @@ def test_solution_passes_with_figures_at_both_sizes(solution_verdict):
     for k in (1, 2):
         assert v.figures[f"memory_{k}"]["compares"] == "yours vs the baseline step"
         assert v.figures[f"time_{k}"]["speedup"] >= 1.3
-        assert v.figures[f"loss_curve_{k}"]["max_difference"] <= 1e-3
+        assert v.figures[f"loss_curve_{k}"]["max_difference"] <= 1.5e-3  # bf16 at the wide size: ~0.001
         guess = v.figures[f"prediction_{k}"]
         assert abs(guess["memory_saved"] - guess["memory_saved_measured"]) <= 0.06
     # The two sizes' savings are more than twice the memory bar (6 points) apart: one number
