@@ -9,6 +9,7 @@ baseline slower or change the curve the learner's step is compared with.
 from __future__ import annotations
 
 import math
+import random
 from dataclasses import dataclass
 
 import torch
@@ -25,12 +26,38 @@ class Sizes:
     seq: int
     batch: int
 
+    def config(self) -> dict[str, int]:
+        """The sizes as the learner's predict(config) and make_step(model, lr, config) get them."""
+        return {
+            "vocab": self.vocab,
+            "width": self.width,
+            "heads": self.heads,
+            "layers": self.layers,
+            "seq": self.seq,
+            "batch": self.batch,
+        }
 
-# CPU: attention over 256 positions is where the baseline spends most of its time and memory,
-# while one step stays near 40 ms of one core. CUDA: large enough that the step is not bound by
-# kernel launches (a 40 ms CPU-sized step on a GPU measures Python, not the techniques).
-SIZES = {"cpu": Sizes(vocab=96, width=64, heads=4, layers=2, seq=256, batch=4),
-         "cuda": Sizes(vocab=512, width=256, heads=4, layers=4, seq=512, batch=16)}
+
+# The two sizes each run draws from, per device: a long, narrow model, where the attention's
+# seq x seq weights are most of the step, and a short, wide one, where they are a small part and
+# the matmuls and the optimizer's update are the rest. bench/bench_capstone.py measures every
+# technique at each. CUDA: large enough that the step is not bound by kernel launches.
+DRAWS = {
+    "cpu": (
+        [Sizes(vocab=96, width=48, heads=4, layers=2, seq=s, batch=b) for s in (448, 512) for b in (3, 4)],
+        [Sizes(vocab=96, width=256, heads=4, layers=2, seq=32, batch=4)],
+    ),
+    "cuda": (
+        [Sizes(vocab=512, width=w, heads=4, layers=4, seq=s, batch=16) for s in (1024, 2048) for w in (128, 192)],
+        [Sizes(vocab=512, width=w, heads=8, layers=4, seq=s, batch=16) for s in (64, 128) for w in (1024, 1536)],
+    ),
+}
+
+
+def draw_sizes(seed: int, device: str = "cpu") -> list[Sizes]:
+    """This run's two sizes, one of each kind, fixed by `seed`."""
+    pick = random.Random(seed)
+    return [pick.choice(options) for options in DRAWS["cuda" if device == "cuda" else "cpu"]]
 
 
 class CausalSelfAttention(nn.Module):
@@ -106,8 +133,9 @@ def build(sizes: Sizes, seed: int, device: torch.device) -> TinyTransformer:
     return model.to(device)
 
 
-def markov_batches(generator: torch.Generator, sizes: Sizes, count: int,
-                   device: torch.device) -> list[tuple[torch.Tensor, torch.Tensor]]:
+def markov_batches(
+    generator: torch.Generator, sizes: Sizes, count: int, device: torch.device
+) -> list[tuple[torch.Tensor, torch.Tensor]]:
     """`count` (tokens, targets) batches of a random Markov chain in which every token has three
     possible successors: learnable in a few steps (the loss floor is ln 3), different per seed."""
     table = torch.randint(0, sizes.vocab, (sizes.vocab, 3), generator=generator)
@@ -117,5 +145,4 @@ def markov_batches(generator: torch.Generator, sizes: Sizes, count: int,
     pick = torch.randint(0, 3, (rows, sizes.seq), generator=generator)
     for i in range(sizes.seq):
         seqs[:, i + 1] = table[seqs[:, i], pick[:, i]]
-    return [(s[:, :-1].contiguous().to(device), s[:, 1:].contiguous().to(device))
-            for s in seqs.split(sizes.batch)]
+    return [(s[:, :-1].contiguous().to(device), s[:, 1:].contiguous().to(device)) for s in seqs.split(sizes.batch)]

@@ -1,16 +1,21 @@
-"""Capstone: make one training step of a tiny transformer faster AND lighter.
+"""Capstone: make one training step of a tiny transformer faster AND lighter, at sizes you do
+not know in advance, and predict by how much.
 
-The model below and `make_step` are the baseline, exactly as the checker runs it. Change
-whatever you like in this file, with any mix of the course's techniques, so that one step
+The model below and `make_step` are the baseline, exactly as the checker runs it. Each check
+draws two sizes (a `config`: vocab, width, heads, layers, seq, batch), a long, narrow model and
+a short, wide one. At each of them, one step of yours must
 
-- has a peak memory at least 40% lower than the baseline step's,
-- runs at least 1.3x as fast as the baseline step,
-- and still follows the baseline's loss curve: the same loss, to within 0.002, at each of 10
-  steps started from the same weights on the same batches.
+- have a peak memory at least 40% lower than the baseline step's,
+- run at least 1.3x as fast as the baseline step,
+- and still follow the baseline's loss curve: the same loss, to within 0.002, at each of 10
+  steps started from the same weights on the same batches;
+
+and `predict(config)`, called before anything is measured, must foretell both figures of your
+step at that size: the memory saved within 6 points, the speedup within 25%.
 
 The checker builds `TinyTransformer(vocab, width, heads, layers, max_len)` from this file, loads
 the baseline's starting weights into it (keep the parameter names and shapes), calls
-`make_step(model, lr)` once, and then `step(tokens, targets)` once per batch. It times and
+`make_step(model, lr, config)` once, and then `step(tokens, targets)` once per batch. It times and
 measures one step of yours beside one step of its own copy of the baseline, on the same data.
 """
 
@@ -71,11 +76,24 @@ class TinyTransformer(nn.Module):
         return self.head(self.norm(x))
 
 
-def make_step(model: nn.Module, lr: float):
-    """Return step(tokens, targets) -> float: one AdamW step on the batch, returning its loss."""
-    # TODO: this is the baseline step. Make one step at least 1.3x as fast and its peak memory at
-    #       least 40% lower, with the same loss curve (within 0.002 per step). Measure before you
-    #       choose: on a small CPU some techniques buy memory with time, others save both. Watch
+def predict(config: dict) -> dict:
+    """Your step's figures at these sizes, before the check measures them: {"speedup": how many
+    times faster than the baseline step, "memory_saved": the share of the baseline's peak saved
+    (0.6 for 60% lower)}. Worked out from the config's numbers: the check runs it with tensor
+    operations switched off."""
+    # TODO: predict, for the step make_step(model, lr, config) builds, its speedup and memory
+    #       saving against the baseline at these sizes (within 25% and 6 points of what the
+    #       check measures). Where do this size's time and peak go, and what does your step
+    #       change of them?
+    raise NotImplementedError("TODO: predict your step's speedup and memory saving at these sizes")
+
+
+def make_step(model: nn.Module, lr: float, config: dict):
+    """Return step(tokens, targets) -> float: one AdamW step on the batch, returning its loss.
+    `config` holds the sizes the model was built with (vocab, width, heads, layers, seq, batch)."""
+    # TODO: this is the baseline step. At each size the check draws, make one step at least 1.3x
+    #       as fast and its peak memory at least 40% lower, with the same loss curve (within 0.002
+    #       per step). Which techniques pay depends on the size: measure before you choose. Watch
     #       out: keep the model's weights and the loss in float32, keep the attention causal,
     #       train the model you are given (not a copy), use the learning rate you are given, and
     #       use every row of the batch. Any part of this file may change, the model included.
