@@ -58,6 +58,8 @@ def _check(ctx):
 
 
 def _expect_placed(ctx, model, mesh, shape):
+    """Fail on the first parameter placed other than the task says (no fact per parameter: a
+    correct layout of its own may have more or fewer parameters than the reference's)."""
     whole, dp_ranks = mesh_ranks(mesh), mesh_ranks(mesh["dp"])
     projections = {id(p) for block in model.layers for part in (block.attn, block.mlp) for p in part.parameters()}
     for name, p in model.named_parameters():
@@ -65,36 +67,40 @@ def _expect_placed(ctx, model, mesh, shape):
             ctx.fail(ctx.t("`{name}` is an ordinary tensor: it was neither tensor-parallel nor sharded", name=name))
         dims = p.device_mesh.mesh_dim_names or ()
         if id(p) in projections:
-            ctx.expect(dims == ("dp", "tp"),
-                       ctx.t("`{name}` lives on the mesh dimensions {dims}, expected ('dp', 'tp'): the attention "
-                             "and MLP weights are tensor parallel on mesh['tp'] first, then fully_shard shards "
-                             "them on mesh['dp']", name=name, dims=dims))
+            if dims != ("dp", "tp"):
+                ctx.fail(ctx.t("`{name}` lives on the mesh dimensions {dims}, expected ('dp', 'tp'): the attention "
+                               "and MLP weights are tensor parallel on mesh['tp'] first, then fully_shard shards "
+                               "them on mesh['dp']", name=name, dims=dims))
+            if isinstance(p.placements[1], Replicate):
+                ctx.fail(ctx.t("`{name}` is whole on every rank of the 'tp' dimension: it was not split by tensor "
+                               "parallelism", name=name))
             want = whole
-            ctx.expect(not isinstance(p.placements[1], Replicate),
-                       ctx.t("`{name}` is whole on every rank of the 'tp' dimension: it was not split by tensor "
-                             "parallelism", name=name))
         else:
-            ctx.expect("dp" in dims,
-                       ctx.t("`{name}` lives on the mesh dimensions {dims}, expected 'dp' among them: FSDP "
-                             "shards it on mesh['dp']", name=name, dims=dims))
+            if "dp" not in dims:
+                ctx.fail(ctx.t("`{name}` lives on the mesh dimensions {dims}, expected 'dp' among them: FSDP "
+                               "shards it on mesh['dp']", name=name, dims=dims))
             want = whole if len(dims) == 2 else dp_ranks
-        ctx.expect(mesh_ranks(p.device_mesh) == want,
-                   ctx.t("`{name}` lives on a mesh of the ranks {have}, expected {want} (the {dp}x{tp} mesh it "
-                         "was given): use mesh['tp'] and mesh['dp'] of the `mesh` argument, not a mesh of your own",
-                         name=name, have=mesh_ranks(p.device_mesh), want=want, dp=shape[0], tp=shape[1]))
+        if mesh_ranks(p.device_mesh) != want:
+            ctx.fail(ctx.t("`{name}` lives on a mesh of the ranks {have}, expected {want} (the {dp}x{tp} mesh it "
+                           "was given): use mesh['tp'] and mesh['dp'] of the `mesh` argument, not a mesh of your own",
+                           name=name, have=mesh_ranks(p.device_mesh), want=want, dp=shape[0], tp=shape[1]))
         # Shard(0), or _StridedShard(0) when FSDP shards rows that tensor parallelism already split
-        ctx.expect(getattr(p.placements[0], "dim", None) is not None,
-                   ctx.t("`{name}` is placed {have} on the 'dp' dimension, expected a shard: FSDP shards every "
-                         "parameter there", name=name, have=p.placements[0]))
+        if getattr(p.placements[0], "dim", None) is None:
+            ctx.fail(ctx.t("`{name}` is placed {have} on the 'dp' dimension, expected a shard: FSDP shards every "
+                           "parameter there", name=name, have=p.placements[0]))
 
 
-def _diagnose(ctx, model, n_heads, tp, what):
+def _diagnose_heads(ctx, model, n_heads, tp, what):
     for i, block in enumerate(model.layers):
         heads = getattr(block.attn, "n_heads", None)
         if heads is not None and heads * tp != n_heads:
             ctx.fail(ctx.t("{what} differs from one process's: `layers.{i}.attn.n_heads` is {have}, but this rank "
                            "computes the features of {local} of the {n} heads (tp = {tp})",
                            what=what, i=i, have=heads, local=n_heads // tp, n=n_heads, tp=tp))
+
+
+def _diagnose(ctx, model, n_heads, tp, what):
+    _diagnose_heads(ctx, model, n_heads, tp, what)
     ctx.fail(ctx.t("{what} differs from one process's: each rank of a tp group must compute exactly its part "
                    "of every head and hidden feature; is rank r's piece of the fused qkv its own q, k and v?",
                    what=what))
@@ -135,15 +141,16 @@ def _run(ctx, shape, sizes, n_layers, figure):
     mine = slice(dp_rank * rows, (dp_rank + 1) * rows)   # one part of the batch per dp rank
     for step in ctx.trials(2, ctx.t("training step")):
         x, y = ctx.randn(dp * rows, seq, dim), ctx.randn(dp * rows, seq, 1)
+        what = ctx.t("{prefix}the output at step {step}", prefix=prefix, step=step + 1)
         try:
             pred, forward = collectives(lambda: model(x[mine]), functional_only=True)
         except Exception as exc:
             message = str(exc).strip().splitlines()[-1] if str(exc).strip() else ""
+            _diagnose_heads(ctx, model, n_heads, tp, what)
             ctx.fail(ctx.t("the parallelized model raised {kind}: a layer received an activation in a layout its "
                            "style does not expect", kind=type(exc).__name__), [message])
         if isinstance(pred, DTensor):
             ctx.fail(ctx.t("the model's output is a DTensor: keep use_local_output at its default"))
-        what = ctx.t("{prefix}the output at step {step}", prefix=prefix, step=step + 1)
         with torch.no_grad():
             want_out = single(x[mine])
         if pred.shape != want_out.shape or not torch.allclose(pred.detach(), want_out, atol=1e-5, rtol=1e-4):
@@ -151,14 +158,17 @@ def _run(ctx, shape, sizes, n_layers, figure):
         ctx.expect_close(f"{prefix}output at step {step + 1}", pred.detach(), want_out, atol=1e-5, rtol=1e-4)
         _, backward = collectives(lambda: F.mse_loss(pred, y[mine]).backward(), functional_only=True)
         if tp > 1:
-            for direction, counts in ((ctx.t("forward"), forward), (ctx.t("backward"), backward)):
-                spent = all_reduce_equivalents(counts)
-                ctx.expect(spent <= budget,
-                           ctx.t("{prefix}one {direction} pass of the {n} blocks ran the tensor-parallel "
-                                 "collectives {have}: {spent:g} all-reduces' worth, over the budget of {budget} "
-                                 "(2 per block; an all-gather or a reduce-scatter counts as half of one)",
-                                 prefix=prefix, direction=direction, n=n_layers, have=counts, spent=spent,
-                                 budget=budget))
+            spent, back = all_reduce_equivalents(forward), all_reduce_equivalents(backward)
+            ctx.expect(spent <= budget,
+                       ctx.t("{prefix}one forward pass of the {n} blocks ran the tensor-parallel collectives {have}: "
+                             "{spent:g} all-reduces' worth, over the budget of {budget} (2 per block; an all-gather "
+                             "or a reduce-scatter counts as half of one)",
+                             prefix=prefix, n=n_layers, have=forward, spent=spent, budget=budget))
+            ctx.expect(back <= budget,
+                       ctx.t("{prefix}one backward pass of the {n} blocks ran the tensor-parallel collectives {have}: "
+                             "{spent:g} all-reduces' worth, over the budget of {budget} (2 per block): in backward, "
+                             "every column-wise layer fed the block's whole activation reduces that input's gradient",
+                             prefix=prefix, n=n_layers, have=backward, spent=back, budget=budget))
         optimizer.step()
         optimizer.zero_grad()
         F.mse_loss(single(x), y).backward()

@@ -9,7 +9,7 @@ mesh. Judged by what the parallel model does, not by which plan produced it:
   does one backward pass (an all-gather or a reduce-scatter counts as half an all-reduce),
   counted with CommDebugMode.
 
-Twice: over the job's mesh, and a second model (the other number of blocks) over a mesh of
+Twice: over the job's mesh (2 or 3 blocks), and a second model (one block) over a mesh of
 this rank alone. Correct at any world size: the head count and the hidden size are drawn as
 multiples of it. Runs on every torchrun rank; each rank judges its own output.
 """
@@ -52,13 +52,12 @@ def _check(ctx):
         "hidden": world * ctx.choice([5, 7, 9]),
         "seq": world * ctx.choice([2, 3]),
     }
-    n_layers = ctx.choice([1, 2])
+    n_layers = ctx.choice([2, 3])  # every block, not the first: at least two on the job's mesh
     _run(ctx, init_device_mesh("cpu", (world,)), ctx.seed, sizes, n_layers, "",
          ctx.t("parallelizing your model"), train=True)
-    # "every block over the mesh it is given": a second model, the other number of blocks, on a
-    # mesh of this rank alone (code that builds its own mesh, counts heads by the job's size or
-    # names one block only fails here)
-    _run(ctx, sub_mesh_of_one(world), ctx.seed + 1, sizes, 3 - n_layers, "1-rank mesh: ",
+    # "over the mesh it is given": a second model, of one block, on a mesh of this rank alone
+    # (code that builds its own mesh or counts heads by the job's size fails here)
+    _run(ctx, sub_mesh_of_one(world), ctx.seed + 1, sizes, 1, "1-rank mesh: ",
          ctx.t("parallelizing a second model over a mesh of this rank alone"), train=False)
 
 
@@ -70,6 +69,21 @@ def _projection_numel(block):
             local += p.to_local().numel() if isinstance(p, DTensor) else p.numel()
             full += p.numel()
     return local, full
+
+
+def _diagnose_heads(ctx, model, tp, n_heads, what):
+    """Fail when a block still reshapes by a head count that is not this rank's."""
+    for i, block in enumerate(model.layers):
+        heads = getattr(block.attn, "n_heads", None)
+        if tp > 1 and heads == n_heads:
+            ctx.fail(ctx.t("{what} differs from the unsharded model's: `layers.{i}.attn.n_heads` is still "
+                           "{n}, the whole model's head count, but this rank computes the features of {local} "
+                           "heads, so reshape(b, t, n_heads, -1) cuts them into heads of the wrong size",
+                           what=what, i=i, n=n_heads, local=n_heads // tp))
+        if tp == 1 and heads is not None and heads != n_heads:
+            ctx.fail(ctx.t("{what} differs from the unsharded model's: on a mesh of one rank "
+                           "`layers.{i}.attn.n_heads` is {have}, expected all {n} heads: take the number of "
+                           "ranks from the `mesh` argument, not from the job", what=what, i=i, have=heads, n=n_heads))
 
 
 def _diagnose(ctx, model, reference, tp, n_heads, what):
@@ -87,25 +101,17 @@ def _diagnose(ctx, model, reference, tp, n_heads, what):
                                "`layers.{i}.attn.qkv` is rows {a} to {b} of the fused [q | k | v] weight, so "
                                "chunk(3) of its output does not give this rank's q, k and v",
                                what=what, i=i, a=rank * rows, b=(rank + 1) * rows - 1))
-        heads = getattr(block.attn, "n_heads", None)
-        if tp > 1 and heads == n_heads:
-            ctx.fail(ctx.t("{what} differs from the unsharded model's: `layers.{i}.attn.n_heads` is still "
-                           "{n}, the whole model's head count, but this rank computes the features of {local} "
-                           "heads, so reshape(b, t, n_heads, -1) cuts them into heads of the wrong size",
-                           what=what, i=i, n=n_heads, local=n_heads // tp))
-        if tp == 1 and heads is not None and heads != n_heads:
-            ctx.fail(ctx.t("{what} differs from the unsharded model's: on a mesh of one rank "
-                           "`layers.{i}.attn.n_heads` is {have}, expected all {n} heads: take the number of "
-                           "ranks from the `mesh` argument, not from the job", what=what, i=i, have=heads, n=n_heads))
+    _diagnose_heads(ctx, model, tp, n_heads, what)
     ctx.fail(ctx.t("{what} differs from the unsharded model's: each rank must compute exactly its part of "
                    "every head and every hidden feature", what=what))
 
 
-def _forward(ctx, model, x, what, shape, count=True):
+def _forward(ctx, model, x, what, shape, heads, count=True):
     try:
         out, counts = collectives(lambda: model(x)) if count else (model(x), {})
     except Exception as exc:
         message = str(exc).strip().splitlines()[-1] if str(exc).strip() else ""
+        _diagnose_heads(ctx, model, *heads, what)
         ctx.fail(ctx.t("the parallelized model raised {kind} on an input of shape {shape}: a layer received "
                        "an activation in a layout its style does not expect",
                        kind=type(exc).__name__, shape=tuple(shape)), [message])
@@ -135,12 +141,13 @@ def _run(ctx, mesh, seed, sizes, n_layers, prefix, phase, train):
                      "the model in place and return it",
                      kind=type(returned).__name__ if returned is not None else "None"))
 
+    # the first parameter placed on another mesh, if any (one fact, whatever the layout's size)
+    want = mesh_ranks(mesh)
     for name, p in model.named_parameters():
-        if isinstance(p, DTensor):
-            ctx.expect(mesh_ranks(p.device_mesh) == mesh_ranks(mesh),
-                       ctx.t("`{name}` is sharded over the ranks {have}, not over the mesh it was given ({want}): "
-                             "parallelize over the `mesh` argument, not over a mesh of your own",
-                             name=name, have=mesh_ranks(p.device_mesh), want=mesh_ranks(mesh)))
+        if isinstance(p, DTensor) and mesh_ranks(p.device_mesh) != want:
+            ctx.fail(ctx.t("`{name}` is sharded over the ranks {have}, not over the mesh it was given ({want}): "
+                           "parallelize over the `mesh` argument, not over a mesh of your own",
+                           name=name, have=mesh_ranks(p.device_mesh), want=want))
     total_local = 0
     for i, block in enumerate(model.layers):
         local, full = _projection_numel(block)
@@ -166,7 +173,7 @@ def _run(ctx, mesh, seed, sizes, n_layers, prefix, phase, train):
         model.zero_grad(set_to_none=True)
         reference.zero_grad(set_to_none=True)
         what = ctx.t("the output for input shape {shape}", shape=tuple(shape))
-        out, forward = _forward(ctx, model, x_tp, what, shape)
+        out, forward = _forward(ctx, model, x_tp, what, shape, (tp, n_heads))
         expected = reference(x_ref)
         if out.shape != expected.shape or not torch.allclose(out, expected, atol=1e-5, rtol=1e-4):
             _diagnose(ctx, model, reference, tp, n_heads, what)
@@ -210,11 +217,12 @@ def _run(ctx, mesh, seed, sizes, n_layers, prefix, phase, train):
     reference.zero_grad(set_to_none=True)
     opt = torch.optim.SGD(model.parameters(), lr=LR)
     ref_opt = torch.optim.SGD(reference.parameters(), lr=LR)
-    out, _ = _forward(ctx, model, x, ctx.t("the output"), x.shape, count=False)
+    out, _ = _forward(ctx, model, x, ctx.t("the output"), x.shape, (tp, n_heads), count=False)
     (out * g).sum().backward()
     (reference(x) * g).sum().backward()
     opt.step()
     ref_opt.step()
     with torch.no_grad():
-        after, _ = _forward(ctx, model, probe, ctx.t("the output after one SGD step"), probe.shape, count=False)
+        after, _ = _forward(ctx, model, probe, ctx.t("the output after one SGD step"), probe.shape, (tp, n_heads),
+                            count=False)
         ctx.expect_close(f"{prefix}output after one SGD step", after, reference(probe), atol=1e-5, rtol=1e-4)
