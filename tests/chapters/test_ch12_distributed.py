@@ -10,52 +10,114 @@ pytestmark = pytest.mark.slow
 
 # -- tp-mlp ------------------------------------------------------------------------------------
 
+REORDER = "            w.copy_(w.view(3, tp, -1, w.shape[1]).transpose(0, 1).reshape_as(w))  # key\n"
+QKV = '            "attn.qkv": ColwiseParallel(),  # key\n'
+SPLIT_QKV = (
+    "class _SplitQKV(nn.Module):\n"
+    "    def __init__(self, fused):\n"
+    "        super().__init__()\n"
+    "        d = fused.in_features\n"
+    "        self.q, self.k, self.v = (nn.Linear(d, d, bias=False) for _ in range(3))\n"
+    "        with torch.no_grad():\n"
+    "            for part, rows in zip((self.q, self.k, self.v), fused.weight.chunk(3)):\n"
+    "                part.weight.copy_(rows)\n\n"
+    "    def forward(self, x):\n"
+    "        return torch.cat([self.q(x), self.k(x), self.v(x)], dim=-1)\n\n\n"
+    "def parallelize_blocks("
+)
 
-def test_tp_solution_passes_on_two_ranks(solution_verdict):
+
+def test_tp_solution_passes(solution_verdict):
     v = assert_passes(solution_verdict("tp-mlp"))
     p = v.figures["parameters"]
     assert p["this_rank"] < p["whole_model"]
+    comm = v.figures["all_reduces_per_forward"]
+    assert comm["yours"] == comm["budget"]
 
 
-def test_tp_plan_per_block_passes(variant):
-    # correct but different: one parallelize_module call per block, with names inside the block
+def test_tp_split_qkv_reduced_once_passes(variant):
+    # correct but different: q, k, v as three layers behind one replicated DTensor input, so
+    # their input gradients are summed before one all-reduce
     variant(
         "tp-mlp",
-        "    return parallelize_module(model, mesh, plan)",
-        "    for block in model.layers:\n"
-        '        parallelize_module(block, mesh, {"w1": ColwiseParallel(), "w3": ColwiseParallel(),\n'
-        '                                         "w2": RowwiseParallel()})\n'
-        "    return model",
+        ("def parallelize_blocks(", SPLIT_QKV),
+        ("        w = attn.qkv.weight\n", "        attn.qkv = _SplitQKV(attn.qkv)\n"),
+        ("        with torch.no_grad():\n" + REORDER, ""),
+        (
+            QKV,
+            '            "attn.qkv": PrepareModuleInput(input_layouts=Replicate(), desired_input_layouts=Replicate(),\n'
+            "                                           use_local_output=False),\n"
+            '            "attn.qkv.q": ColwiseParallel(),\n'
+            '            "attn.qkv.k": ColwiseParallel(),\n'
+            '            "attn.qkv.v": ColwiseParallel(),\n',
+        ),
+        (
+            "from torch.distributed.tensor.parallel import ColwiseParallel,",
+            "from torch.distributed.tensor import Replicate\n"
+            "from torch.distributed.tensor.parallel import PrepareModuleInput, ColwiseParallel,",
+        ),
     )
 
 
-def test_tp_styles_swapped_fails(mutant):
+def test_tp_one_plan_and_index_reorder_passes(variant):
+    # correct but different: the rows reordered with an index, the heads counted from the
+    # weight, one wildcard plan for the whole model
+    variant(
+        "tp-mlp",
+        (
+            REORDER,
+            "            d = w.shape[1]\n"
+            "            idx = torch.arange(3 * d).view(3, tp, d // tp).transpose(0, 1).reshape(-1)\n"
+            "            attn.qkv.weight = nn.Parameter(w[idx].clone())\n",
+        ),
+        (
+            "        attn.n_heads //= tp  # key: the heads of this rank's slice\n",
+            "        attn.n_heads = attn.n_heads * (w.shape[1] // tp) // w.shape[1]\n",
+        ),
+        ("        parallelize_module(block, mesh, plan)\n", ""),
+        (
+            "    return model",
+            '    parallelize_module(model, mesh, {f"layers.*.{k}": v for k, v in plan.items()})\n    return model',
+        ),
+    )
+
+
+def test_tp_stub_like_colwise_everywhere_fails(mutant):
+    # every projection column-wise: proj and fc2 then gather their outputs
     v = mutant(
         "tp-mlp",
-        ('"layers.*.w1": ColwiseParallel()', '"layers.*.w1": RowwiseParallel()'),
-        ('"layers.*.w3": ColwiseParallel()', '"layers.*.w3": RowwiseParallel()'),
-        ('"layers.*.w2": RowwiseParallel()', '"layers.*.w2": ColwiseParallel()'),
+        ('"attn.proj": RowwiseParallel()', '"attn.proj": ColwiseParallel()'),
+        ('"mlp.fc2": RowwiseParallel()', '"mlp.fc2": ColwiseParallel()'),
     )
-    assert_fails(v, "w1.weight", "ColwiseParallel")
+    assert_fails(v)
 
 
-def test_tp_names_without_the_block_prefix_fail(mutant):
-    v = mutant("tp-mlp", ('"layers.*.w1"', '"w1"'), ('"layers.*.w3"', '"w3"'), ('"layers.*.w2"', '"w2"'))
-    assert_fails(v, "layers.0.w1.weight", "not sharded")
-
-
-def test_tp_only_first_layer_fails(mutant):
+def test_tp_heads_from_the_job_size_fail(mutant):
+    # the local head count from the job's size: right on the job's mesh, wrong on the 1-rank one
     v = mutant(
         "tp-mlp",
-        ('"layers.*.w1"', '"layers.0.w1"'),
-        ('"layers.*.w3"', '"layers.0.w3"'),
-        ('"layers.*.w2"', '"layers.0.w2"'),
+        (
+            "        attn.n_heads //= tp  # key: the heads of this rank's slice\n",
+            "        attn.n_heads //= torch.distributed.get_world_size()\n",
+        ),
     )
-    assert_fails(v, "layers.1.", "not sharded")
+    assert_fails(v, "on a mesh of one rank", "not from the job")
 
 
-def test_tp_dtensor_output_fails(mutant):
-    assert_fails(mutant("tp-mlp", "RowwiseParallel()", "RowwiseParallel(use_local_output=False)"), "use_local_output")
+def test_tp_returns_nothing_fails(mutant):
+    assert_fails(mutant("tp-mlp", "    return model", "    return None"), "returned None")
+
+
+def test_tp_own_mesh_instead_of_the_argument_fails(mutant):
+    v = mutant(
+        "tp-mlp",
+        "    tp = mesh.size()\n",
+        "    from torch.distributed.device_mesh import init_device_mesh\n"
+        "    import torch.distributed as dist\n"
+        '    mesh = init_device_mesh("cpu", (dist.get_world_size(),))\n'
+        "    tp = mesh.size()\n",
+    )
+    assert_fails(v, "not over the mesh it was given")
 
 
 def test_tp_private_import_fails(mutant):
@@ -67,42 +129,12 @@ def test_tp_private_import_fails(mutant):
     assert_fails(v, "torch.distributed._tensor", "public")
 
 
-def test_tp_own_mesh_instead_of_the_argument_fails(mutant):
-    # a mesh of the whole job, built inside: right on the job's mesh, wrong on the 1-rank one
+def test_tp_heads_reorder_into_the_wrong_order_fails(mutant):
+    # the rows reordered (tp, 3) -> (3, tp): a permutation, but not the one that gives rank r its q, k, v
     v = mutant(
-        "tp-mlp",
-        "    return parallelize_module(model, mesh, plan)",
-        "    from torch.distributed.device_mesh import init_device_mesh\n"
-        "    import torch.distributed as dist\n"
-        '    return parallelize_module(model, init_device_mesh("cpu", (dist.get_world_size(),)), plan)',
+        "tp-mlp", (REORDER, "            w.copy_(w.view(tp, 3, -1, w.shape[1]).transpose(0, 1).reshape_as(w))\n")
     )
-    assert_fails(v, "not over the mesh it was given")
-
-
-def test_tp_hidden_gathered_between_layers_fails(mutant):
-    # right placements and numbers, but two all-gathers per block on top of the all-reduce
-    v = mutant(
-        "tp-mlp",
-        ('"layers.*.w1": ColwiseParallel()', '"layers.*.w1": ColwiseParallel(output_layouts=Replicate())'),
-        ('"layers.*.w3": ColwiseParallel()', '"layers.*.w3": ColwiseParallel(output_layouts=Replicate())'),
-        ('"layers.*.w2": RowwiseParallel()', '"layers.*.w2": RowwiseParallel(input_layouts=Replicate())'),
-        (
-            "from torch.distributed.device_mesh import DeviceMesh\n",
-            "from torch.distributed.device_mesh import DeviceMesh\nfrom torch.distributed.tensor import Replicate\n",
-        ),
-    )
-    assert_fails(v, "all_gather_into_tensor", "one all-reduce per block")
-
-
-def test_tp_plan_from_own_classes_passes(variant):
-    # correct but different: the plan built by scanning for the file's own FeedForward class
-    variant(
-        "tp-mlp",
-        "    plan = {\n",
-        '    plan = {f"{n}.{w}": (RowwiseParallel() if w == "w2" else ColwiseParallel())\n'
-        '            for n, m in model.named_modules() if isinstance(m, FeedForward) for w in ("w1", "w3", "w2")}\n'
-        "    return parallelize_module(model, mesh, plan)\n    plan = {\n",
-    )
+    assert_fails(v, "differs from the unsharded")
 
 
 # -- fsdp2-step --------------------------------------------------------------------------------
@@ -435,28 +467,82 @@ def test_dcp_save_that_clears_the_directory_fails(mutant):
 
 # -- tp-fsdp-2d --------------------------------------------------------------------------------
 
-TP2D = '        parallelize_module(block, mesh["tp"], {"fc1": ColwiseParallel(), "fc2": RowwiseParallel()})  # key\n'
-FS2D_BLOCK = '        fully_shard(block, mesh=mesh["dp"])  # key\n'
-FS2D_ROOT = '    fully_shard(model, mesh=mesh["dp"])  # key\n'
+TP2D = "        parallelize_module(block, tp_mesh, plan)  # key\n"
+FS2D_BLOCK = "        fully_shard(block, mesh=dp_mesh)  # key\n"
+QKV2D = '            "attn.qkv": ColwiseParallel(),\n'
+REORDER2D = "            w.copy_(w.view(3, tp, -1, w.shape[1]).transpose(0, 1).reshape_as(w))  # key\n"
+SPLIT_QKV2D = SPLIT_QKV.replace("def parallelize_blocks(", "def parallelize_2d(")
 
 
 def test_2d_solution_passes_on_both_mesh_shapes(solution_verdict):
-    v = assert_passes(solution_verdict("tp-fsdp-2d", seeds=4))
+    v = assert_passes(solution_verdict("tp-fsdp-2d", seeds=2))
     assert v.figures["parameters"]["this_rank"] < v.figures["parameters"]["whole_model"]
+    shapes = {tuple(v.figures[k]["mesh_dp_x_tp"]) for k in ("parameters", "parameters_other_mesh")}
+    assert shapes == {(1, 2), (2, 1)}
 
 
 def test_2d_one_plan_for_the_whole_model_passes(variant):
-    # correct but different: one parallelize_module call with wildcard names, then FSDP
+    # correct but different: the rows reordered in the loop, then one wildcard plan for the
+    # whole model, then FSDP block by block
     variant(
         "tp-fsdp-2d",
-        (TP2D, ""),
+        (TP2D + FS2D_BLOCK, ""),
         (
-            "    for block in model.layers:\n",
-            '    parallelize_module(model, mesh["tp"], {"layers.*.fc1": ColwiseParallel(),\n'
-            '                                           "layers.*.fc2": RowwiseParallel()})\n'
-            "    for block in model.layers:\n",
+            "    fully_shard(model, mesh=dp_mesh)  # key\n",
+            '    parallelize_module(model, tp_mesh, {f"layers.*.{k}": v for k, v in plan.items()})\n'
+            "    for block in model.layers:\n"
+            "        fully_shard(block, mesh=dp_mesh)\n"
+            "    fully_shard(model, mesh=dp_mesh)\n",
         ),
     )
+
+
+def test_2d_split_qkv_reduced_once_passes(variant):
+    # correct but different: q, k, v as three layers behind one replicated DTensor input
+    variant(
+        "tp-fsdp-2d",
+        ("def parallelize_2d(", SPLIT_QKV2D),
+        ("        w = block.attn.qkv.weight\n", "        block.attn.qkv = _SplitQKV(block.attn.qkv)\n"),
+        ("        with torch.no_grad():  # rank r's Shard(0) rows become its own q, k and v slices\n" + REORDER2D, ""),
+        (
+            QKV2D,
+            '            "attn.qkv": PrepareModuleInput(input_layouts=Replicate(), desired_input_layouts=Replicate(),\n'
+            "                                           use_local_output=False),\n"
+            '            "attn.qkv.q": ColwiseParallel(),\n'
+            '            "attn.qkv.k": ColwiseParallel(),\n'
+            '            "attn.qkv.v": ColwiseParallel(),\n',
+        ),
+        (
+            "from torch.distributed.tensor.parallel import ColwiseParallel,",
+            "from torch.distributed.tensor import Replicate\n"
+            "from torch.distributed.tensor.parallel import PrepareModuleInput, ColwiseParallel,",
+        ),
+    )
+
+
+def test_2d_split_qkv_three_reductions_fails(mutant):
+    v = mutant(
+        "tp-fsdp-2d",
+        ("def parallelize_2d(", SPLIT_QKV2D),
+        ("        w = block.attn.qkv.weight\n", "        block.attn.qkv = _SplitQKV(block.attn.qkv)\n"),
+        ("        with torch.no_grad():  # rank r's Shard(0) rows become its own q, k and v slices\n" + REORDER2D, ""),
+        (
+            QKV2D,
+            '            "attn.qkv.q": ColwiseParallel(),\n            "attn.qkv.k": ColwiseParallel(),\n'
+            '            "attn.qkv.v": ColwiseParallel(),\n',
+        ),
+    )
+    assert_fails(v, "one backward pass", "over the budget")
+
+
+def test_2d_replicated_hidden_fails(mutant):
+    v = mutant(
+        "tp-fsdp-2d",
+        ('"mlp.fc1": ColwiseParallel()', '"mlp.fc1": ColwiseParallel(output_layouts=Replicate())'),
+        ('"mlp.fc2": RowwiseParallel()', '"mlp.fc2": RowwiseParallel(input_layouts=Replicate())'),
+        ("import torch.nn as nn\n", "import torch.nn as nn\nfrom torch.distributed.tensor import Replicate\n"),
+    )
+    assert_fails(v, "one forward pass", "all_gather_into_tensor")
 
 
 def test_2d_fsdp_before_tp_fails(mutant):
@@ -464,35 +550,17 @@ def test_2d_fsdp_before_tp_fails(mutant):
     assert "parallelize_2d raised" in reason or "mesh dimensions" in reason, reason
 
 
-def test_2d_fc2_colwise_fails(mutant):
-    v = mutant("tp-fsdp-2d", '"fc2": RowwiseParallel()', '"fc2": ColwiseParallel()')
-    reason = assert_fails(v)
-    assert "fc2.weight" in reason or "parallelize_2d raised" in reason, reason
-
-
 def test_2d_fixed_mesh_of_its_own_fails(mutant):
     # a 1 x world mesh built inside: right on the 1x2 mesh only (the check runs both shapes)
     v = mutant(
         "tp-fsdp-2d",
-        "    for block in model.layers:\n",
+        '    tp_mesh, dp_mesh = mesh["tp"], mesh["dp"]\n',
         "    from torch.distributed.device_mesh import init_device_mesh\n"
         "    import torch.distributed as dist\n"
         '    mesh = init_device_mesh("cpu", (1, dist.get_world_size()), mesh_dim_names=("dp", "tp"))\n'
-        "    for block in model.layers:\n",
+        '    tp_mesh, dp_mesh = mesh["tp"], mesh["dp"]\n',
     )
-    assert_fails(v, "expected [0, 1]", "not a mesh of your own")
-
-
-def test_2d_replicated_hidden_fails(mutant):
-    v = mutant(
-        "tp-fsdp-2d",
-        (
-            '{"fc1": ColwiseParallel(), "fc2": RowwiseParallel()}',
-            '{"fc1": ColwiseParallel(output_layouts=Replicate()), "fc2": RowwiseParallel(input_layouts=Replicate())}',
-        ),
-        ("import torch.nn as nn\n", "import torch.nn as nn\nfrom torch.distributed.tensor import Replicate\n"),
-    )
-    assert_fails(v, "tensor-parallel collectives", "all_gather_into_tensor")
+    assert_fails(v, "not a mesh of your own")
 
 
 # -- code that assumes two ranks (these four checks run with 2 processes, then with 4) ---------

@@ -75,3 +75,35 @@ def functional_collectives(fn):
             short = name.split(".")[-1] if "." in name else name
             counts[short] = counts.get(short, 0) + n
     return out, counts
+
+
+# What one collective costs, in all-reduces of the same tensor: a ring all-reduce is a
+# reduce-scatter followed by an all-gather, so each of those is half of one. Anything else
+# (all-to-all, broadcast, a hand-written c10d call) counts as a whole all-reduce.
+_ALL_REDUCE_SHARE = {
+    "all_reduce": 1.0, "allreduce_": 1.0,
+    "all_gather_into_tensor": 0.5, "allgather_": 0.5, "_allgather_base_": 0.5,
+    "reduce_scatter_tensor": 0.5, "reduce_scatter_": 0.5, "_reduce_scatter_base_": 0.5,
+}
+
+
+def collectives(fn, functional_only=False):
+    """fn() under CommDebugMode: its result and the collectives it ran, as {name: count}.
+    `functional_only` keeps DTensor's (functional) ones only, leaving out FSDP's c10d
+    all-gathers and reduce-scatters."""
+    from torch.distributed.tensor.debug import CommDebugMode
+
+    with CommDebugMode() as comm:
+        out = fn()
+    counts = {}
+    for op, n in comm.get_comm_counts().items():
+        name = str(op)
+        if n and (not functional_only or "_functional" in name):
+            short = name.split(".")[-1] if "." in name else name
+            counts[short] = counts.get(short, 0) + n
+    return out, counts
+
+
+def all_reduce_equivalents(counts):
+    """The collectives `counts` ran, in all-reduces (an all-gather or a reduce-scatter is half)."""
+    return sum(_ALL_REDUCE_SHARE.get(name, 1.0) * n for name, n in counts.items())

@@ -1,7 +1,17 @@
-"""Check: 2-D parallelism on a ("dp", "tp") mesh of 1x2 and of 2x1 CPU ranks (both shapes, a
-model each). Every block's fc1/fc2 tensor parallel over "tp" and sharded by FSDP over "dp", the rest FSDP over "dp"; the output
-and two training steps (each dp rank on its own part of the batch) equal one process's; a
-forward pass runs one tensor-parallel all-reduce per block.
+"""Check: 2-D parallelism of the attention blocks (fused qkv, RMSNorm, MLP) on a ("dp", "tp")
+mesh. Two mesh shapes, a model each: on 2 ranks 1x2 and 2x1 (in the drawn order); on a job
+whose size has a factor (4 ranks: 2x2) that shape and one of 1xN / Nx1. The sizes are drawn as
+multiples of the job's size, so any tp degree divides them.
+
+Judged by what the parallel model does and where its parameters live, not by the plan:
+- every block and the model are FSDP units; every parameter is sharded over "dp" of the mesh
+  it was given; each block's attention and MLP weights also split over "tp";
+- two training steps (SGD, each dp rank on its own part of the batch) give the output one
+  process gives on that part, and the model after them computes what one process trained on
+  the whole batch computes;
+- one forward pass runs at most 2 tensor-parallel all-reduces per block, and so does one
+  backward pass (an all-gather or reduce-scatter is half of one; FSDP's c10d collectives
+  are not counted).
 
 Runs on every torchrun rank.
 """
@@ -10,11 +20,9 @@ import torch
 import torch.nn.functional as F
 from torch.distributed.device_mesh import init_device_mesh
 from torch.distributed.fsdp import FSDPModule
-from torch.distributed.tensor import DTensor, Replicate, Shard
+from torch.distributed.tensor import DTensor, Replicate
 
-from _common import call_setup, functional_collectives, mesh_ranks, own_model, process_group
-
-TP_PLACEMENT = {"fc1.weight": Shard(0), "fc1.bias": Shard(0), "fc2.weight": Shard(1), "fc2.bias": Replicate()}
+from _common import all_reduce_equivalents, call_setup, collectives, mesh_ranks, own_model, process_group
 
 
 def check(ctx):
@@ -22,101 +30,154 @@ def check(ctx):
         _check(ctx)
 
 
+def _shapes(ctx, world):
+    """Two (dp, tp) shapes for this job: both dimensions above 1 where the size allows it."""
+    ends = [(1, world), (world, 1)]
+    factor = next((f for f in range(2, world) if world % f == 0), None)
+    if factor is None:
+        first = ctx.choice(ends)
+        return [first, first[::-1]]
+    return [(factor, world // factor), ctx.choice(ends)]
+
+
 def _check(ctx):
     world = ctx.world_size
-    first = ctx.choice([(1, world), (world, 1)])
-    dim, hidden, n_layers = ctx.choice([6, 9]), ctx.choice([8, 12]), ctx.choice([1, 2])
-    rows = ctx.choice([2, 3])
-    # "the code is the same for every shape": both shapes, in the drawn order, each with a model
-    # of its own (code that builds a fixed mesh of its own passes one of them only)
-    for shape, figure in ((first, "parameters"), (first[::-1], "parameters_other_mesh")):
-        _run(ctx, shape, dim, hidden, n_layers, rows, figure)
+    shapes = _shapes(ctx, world)
+    sizes = {
+        "head_dim": ctx.choice([2, 3]),
+        "n_heads": world * ctx.choice([1, 2]),
+        "hidden": world * ctx.choice([3, 5]),
+        "seq": world * ctx.choice([1, 2]),
+        "rows": ctx.choice([1, 2]),
+    }
+    n_layers = ctx.choice([1, 2])
+    # "any shape of the mesh": both shapes, each with a model of its own (code that builds a
+    # fixed mesh of its own, or takes the tp degree from the job, passes one of them only)
+    for shape, figure in zip(shapes, ("parameters", "parameters_other_mesh")):
+        _run(ctx, shape, sizes, n_layers, figure)
 
 
-def _run(ctx, shape, dim, hidden, n_layers, rows, figure):
-    rank = ctx.rank
-    ref_mod = ctx.reference
-    prefix = f"{shape[0]}x{shape[1]} mesh: "
-    torch.manual_seed(ctx.seed)
-    single = ref_mod.Net(dim, hidden, n_layers)
-    model = own_model(ctx, "Net", single, dim, hidden, n_layers)
-    mesh = init_device_mesh("cpu", shape, mesh_dim_names=("dp", "tp"))
+def _expect_placed(ctx, model, mesh, shape):
+    """Fail on the first parameter placed other than the task says (no fact per parameter: a
+    correct layout of its own may have more or fewer parameters than the reference's)."""
     whole, dp_ranks = mesh_ranks(mesh), mesh_ranks(mesh["dp"])
+    projections = {id(p) for block in model.layers for part in (block.attn, block.mlp) for p in part.parameters()}
+    for name, p in model.named_parameters():
+        if not isinstance(p, DTensor):
+            ctx.fail(ctx.t("`{name}` is an ordinary tensor: it was neither tensor-parallel nor sharded", name=name))
+        dims = p.device_mesh.mesh_dim_names or ()
+        if id(p) in projections:
+            if dims != ("dp", "tp"):
+                ctx.fail(ctx.t("`{name}` lives on the mesh dimensions {dims}, expected ('dp', 'tp'): the attention "
+                               "and MLP weights are tensor parallel on mesh['tp'] first, then fully_shard shards "
+                               "them on mesh['dp']", name=name, dims=dims))
+            if isinstance(p.placements[1], Replicate):
+                ctx.fail(ctx.t("`{name}` is whole on every rank of the 'tp' dimension: it was not split by tensor "
+                               "parallelism", name=name))
+            want = whole
+        else:
+            if "dp" not in dims:
+                ctx.fail(ctx.t("`{name}` lives on the mesh dimensions {dims}, expected 'dp' among them: FSDP "
+                               "shards it on mesh['dp']", name=name, dims=dims))
+            want = whole if len(dims) == 2 else dp_ranks
+        if mesh_ranks(p.device_mesh) != want:
+            ctx.fail(ctx.t("`{name}` lives on a mesh of the ranks {have}, expected {want} (the {dp}x{tp} mesh it "
+                           "was given): use mesh['tp'] and mesh['dp'] of the `mesh` argument, not a mesh of your own",
+                           name=name, have=mesh_ranks(p.device_mesh), want=want, dp=shape[0], tp=shape[1]))
+        # Shard(0), or _StridedShard(0) when FSDP shards rows that tensor parallelism already split
+        if getattr(p.placements[0], "dim", None) is None:
+            ctx.fail(ctx.t("`{name}` is placed {have} on the 'dp' dimension, expected a shard: FSDP shards every "
+                           "parameter there", name=name, have=p.placements[0]))
 
-    ctx.phase(ctx.t("parallelizing your model on a {dp}x{tp} (dp x tp) mesh", dp=shape[0], tp=shape[1]))
+
+def _diagnose_heads(ctx, model, n_heads, tp, what):
+    for i, block in enumerate(model.layers):
+        heads = getattr(block.attn, "n_heads", None)
+        if heads is not None and heads * tp != n_heads:
+            ctx.fail(ctx.t("{what} differs from one process's: `layers.{i}.attn.n_heads` is {have}, but this rank "
+                           "computes the features of {local} of the {n} heads (tp = {tp})",
+                           what=what, i=i, have=heads, local=n_heads // tp, n=n_heads, tp=tp))
+
+
+def _diagnose(ctx, model, n_heads, tp, what):
+    _diagnose_heads(ctx, model, n_heads, tp, what)
+    ctx.fail(ctx.t("{what} differs from one process's: each rank of a tp group must compute exactly its part "
+                   "of every head and hidden feature; is rank r's piece of the fused qkv its own q, k and v?",
+                   what=what))
+
+
+def _run(ctx, shape, sizes, n_layers, figure):
+    ref_mod = ctx.reference
+    dp, tp = shape
+    prefix = f"{dp}x{tp} mesh: "
+    n_heads, hidden, rows, seq = sizes["n_heads"], sizes["hidden"], sizes["rows"], sizes["seq"]
+    dim = n_heads * sizes["head_dim"]
+    torch.manual_seed(ctx.seed)
+    single = ref_mod.Net(dim, n_heads, hidden, n_layers)
+    model = own_model(ctx, "Net", single, dim, n_heads, hidden, n_layers)
+    mesh = init_device_mesh("cpu", shape, mesh_dim_names=("dp", "tp"))
+
+    ctx.phase(ctx.t("parallelizing your model on a {dp}x{tp} (dp x tp) mesh", dp=dp, tp=tp))
     out = call_setup(ctx, "parallelize_2d", lambda: ctx.learner.parallelize_2d(model, mesh),
-                     ctx.t("first parallelize_module on mesh['tp'] inside each block, then fully_shard "
-                           "each block and the model on mesh['dp']"))
+                     ctx.t("tensor parallelism on mesh['tp'] inside each block first, then fully_shard on "
+                           "mesh['dp']"))
     ctx.expect(out is model,
                ctx.t("parallelize_2d must return the model it was given (both steps work in place)"))
     for i, block in enumerate(model.layers):
         ctx.expect(isinstance(block, FSDPModule),
                    ctx.t("model.layers[{i}] is not an FSDP unit: fully_shard every block", i=i))
     ctx.expect(isinstance(model, FSDPModule), ctx.t("the model itself (the root) was not passed to fully_shard"))
-    for name, p in model.named_parameters():
-        if not isinstance(p, DTensor):
-            ctx.fail(ctx.t("`{name}` is an ordinary tensor: it was neither tensor-parallel nor sharded", name=name))
-        dims = p.device_mesh.mesh_dim_names
-        tail = ".".join(name.split(".")[-2:])
-        if name.startswith("layers.") and tail in TP_PLACEMENT:
-            ctx.expect(dims == ("dp", "tp"),
-                       ctx.t("`{name}` lives on the mesh dimensions {dims}, expected ('dp', 'tp'): tensor "
-                             "parallel on mesh['tp'] first, then fully_shard on mesh['dp']", name=name, dims=dims))
-            want_ranks = whole
-        else:
-            ctx.expect(dims == ("dp",),
-                       ctx.t("`{name}` lives on the mesh dimensions {dims}, expected ('dp',): FSDP uses "
-                             "mesh['dp'] and only fc1/fc2 are tensor parallel", name=name, dims=dims))
-            want_ranks = dp_ranks
-        ctx.expect(mesh_ranks(p.device_mesh) == want_ranks,
-                   ctx.t("`{name}` lives on a mesh of the ranks {have}, expected {want} (the {dp}x{tp} mesh it "
-                         "was given): use mesh['tp'] and mesh['dp'] of the `mesh` argument, not a mesh of your own",
-                         name=name, have=mesh_ranks(p.device_mesh), want=want_ranks, dp=shape[0], tp=shape[1]))
-        if want_ranks is whole:
-            ctx.expect(p.placements[1] == TP_PLACEMENT[tail],
-                       ctx.t("`{name}` is placed {have} on the 'tp' dimension, expected {want}: fc1 is "
-                             "ColwiseParallel, fc2 RowwiseParallel",
-                             name=name, have=p.placements[1], want=TP_PLACEMENT[tail]))
-            # Shard(0), or _StridedShard(0) on a 1x2 mesh (FSDP rows inside TP rows): both have dim 0
-            ctx.expect(getattr(p.placements[0], "dim", None) == 0,
-                       ctx.t("`{name}` is placed {have} on the 'dp' dimension, expected a shard of "
-                             "dimension 0: FSDP shards it there", name=name, have=p.placements[0]))
-        else:
-            ctx.expect(p.placements == (Shard(0),),
-                       ctx.t("`{name}` is placed {have}, expected (Shard(dim=0),)", name=name, have=p.placements))
+    _expect_placed(ctx, model, mesh, shape)
     local = sum(p.to_local().numel() for p in model.parameters())
     total = sum(p.numel() for p in single.parameters())
     ctx.figure(figure, {"mesh_dp_x_tp": list(shape), "this_rank": local, "whole_model": total},
                label=ctx.t("on a {dp} x {tp} mesh (dp x tp): {local} of the model's {total} parameters on rank 0",
-                           dp=shape[0], tp=shape[1], local=local, total=total))
+                           dp=dp, tp=tp, local=local, total=total))
 
-    dp, tp, dp_rank = shape[0], shape[1], mesh.get_local_rank("dp")
+    budget = 2 * n_layers
+    dp_rank = mesh.get_local_rank("dp")
     optimizer = torch.optim.SGD(model.parameters(), lr=ref_mod.LR)
     single_opt = torch.optim.SGD(single.parameters(), lr=ref_mod.LR)
+    mine = slice(dp_rank * rows, (dp_rank + 1) * rows)   # one part of the batch per dp rank
     for step in ctx.trials(2, ctx.t("training step")):
-        x, y = ctx.randn(dp * rows, dim), ctx.randn(dp * rows, 1)
-        mine = slice(dp_rank * rows, (dp_rank + 1) * rows)   # one part of the batch per dp rank
-        pred, comms = functional_collectives(lambda: model(x[mine]))
-        ctx.expect(not isinstance(pred, DTensor),
-                   ctx.t("the model's output is a DTensor: keep use_local_output at its default"))
-        if tp > 1:
-            # tensor parallel's collectives (FSDP's all-gathers not counted): the reference runs one
-            # all-reduce per block, fc2's partial sums; a replicated hidden layer adds an all-gather
-            want = {"all_reduce": n_layers}
-            ctx.expect(comms == want,
-                       ctx.t("one forward pass of the {n} blocks ran the tensor-parallel collectives {have}, "
-                             "expected only {want}: one all-reduce per block. Keep fc1's output sharded "
-                             "(ColwiseParallel's default) so that fc2 (RowwiseParallel) takes the slice as it is",
-                             n=n_layers, have=comms, want=want))
+        x, y = ctx.randn(dp * rows, seq, dim), ctx.randn(dp * rows, seq, 1)
+        what = ctx.t("{prefix}the output at step {step}", prefix=prefix, step=step + 1)
+        try:
+            pred, forward = collectives(lambda: model(x[mine]), functional_only=True)
+        except Exception as exc:
+            message = str(exc).strip().splitlines()[-1] if str(exc).strip() else ""
+            _diagnose_heads(ctx, model, n_heads, tp, what)
+            ctx.fail(ctx.t("the parallelized model raised {kind}: a layer received an activation in a layout its "
+                           "style does not expect", kind=type(exc).__name__), [message])
+        if isinstance(pred, DTensor):
+            ctx.fail(ctx.t("the model's output is a DTensor: keep use_local_output at its default"))
         with torch.no_grad():
             want_out = single(x[mine])
+        if pred.shape != want_out.shape or not torch.allclose(pred.detach(), want_out, atol=1e-5, rtol=1e-4):
+            _diagnose(ctx, model, n_heads, tp, what)
         ctx.expect_close(f"{prefix}output at step {step + 1}", pred.detach(), want_out, atol=1e-5, rtol=1e-4)
-        F.mse_loss(pred, y[mine]).backward()
+        _, backward = collectives(lambda: F.mse_loss(pred, y[mine]).backward(), functional_only=True)
+        if tp > 1:
+            spent, back = all_reduce_equivalents(forward), all_reduce_equivalents(backward)
+            ctx.expect(spent <= budget,
+                       ctx.t("{prefix}one forward pass of the {n} blocks ran the tensor-parallel collectives {have}: "
+                             "{spent:g} all-reduces' worth, over the budget of {budget} (2 per block; an all-gather "
+                             "or a reduce-scatter counts as half of one)",
+                             prefix=prefix, n=n_layers, have=forward, spent=spent, budget=budget))
+            ctx.expect(back <= budget,
+                       ctx.t("{prefix}one backward pass of the {n} blocks ran the tensor-parallel collectives {have}: "
+                             "{spent:g} all-reduces' worth, over the budget of {budget} (2 per block): in backward, "
+                             "every column-wise layer fed the block's whole activation reduces that input's gradient",
+                             prefix=prefix, n=n_layers, have=backward, spent=back, budget=budget))
         optimizer.step()
         optimizer.zero_grad()
         F.mse_loss(single(x), y).backward()
         single_opt.step()
         single_opt.zero_grad()
-        for (name, p), q in zip(model.named_parameters(), single.parameters()):
-            ctx.expect_close(f"{prefix}`{name}` after step {step + 1} (compared with one process on the whole batch)",
-                             p.full_tensor().detach(), q.detach(), atol=1e-5, rtol=1e-4)
+    # the model after both steps against one process trained on the whole batch (every
+    # parameter's update checked through what it computes, whatever layout was chosen)
+    probe = ctx.randn(rows, seq, dim)
+    with torch.no_grad():
+        after = model(probe)
+        ctx.expect_close(f"{prefix}output after two steps (compared with one process on the whole batch)",
+                         after, single(probe), atol=1e-5, rtol=1e-4)

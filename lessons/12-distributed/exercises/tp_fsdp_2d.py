@@ -1,41 +1,83 @@
 """Exercise: 2-D parallelism, tensor parallel inside FSDP, on a ("dp", "tp") device mesh.
 
-Ranks in one row of the mesh (the "tp" dimension) split every block's matrices; ranks in one
-column (the "dp" dimension) shard what is left with FSDP and train on different data.
+The attention blocks of the tensor-parallel exercise (fused qkv, RMSNorm, GELU MLP), now with a
+head and trained. Ranks in one row of the mesh (the "tp" dimension) see the same data and split
+every block's projections; ranks in one column (the "dp" dimension) train on different data and
+shard what they hold with FSDP2. Write `parallelize_2d(model, mesh)` so that, for ANY shape of
+the mesh (1 x N, N x 1, or both dimensions above 1):
+
+- every block is tensor parallel over mesh["tp"]: its attention and MLP weights live on both
+  mesh dimensions, split over "tp" and sharded by FSDP over "dp";
+- every block, and the model, is an FSDP unit over mesh["dp"];
+- training steps give exactly what one process training on the whole batch gives;
+- one forward pass runs at most 2 tensor-parallel all-reduces per block, and so does one
+  backward pass (an all-gather or a reduce-scatter counts as half an all-reduce; FSDP's own
+  gathers and reductions are not counted).
+
+Keep the classes as they are; the model you are given may be changed in any way that keeps
+what it computes. Return the model.
 
 Run it yourself with two CPU processes:
     torchrun --standalone --nproc-per-node=2 tp_fsdp_2d.py
 """
 
+import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from torch.distributed.device_mesh import DeviceMesh
-from torch.distributed.fsdp import fully_shard
-from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
 
 LR = 0.05
 
 
-class Block(nn.Module):
-    """Pre-norm residual MLP block."""
+class Attention(nn.Module):
+    """Causal self-attention with one fused projection whose output is [q | k | v]."""
 
+    def __init__(self, dim: int, n_heads: int) -> None:
+        super().__init__()
+        self.n_heads = n_heads
+        self.qkv = nn.Linear(dim, 3 * dim, bias=False)
+        self.proj = nn.Linear(dim, dim, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, t, _ = x.shape
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        q, k, v = (z.reshape(b, t, self.n_heads, -1).transpose(1, 2) for z in (q, k, v))
+        out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.proj(out.transpose(1, 2).reshape(b, t, -1))
+
+
+class MLP(nn.Module):
     def __init__(self, dim: int, hidden: int) -> None:
         super().__init__()
-        self.norm = nn.LayerNorm(dim)
-        self.fc1 = nn.Linear(dim, hidden)
-        self.fc2 = nn.Linear(hidden, dim)
+        self.fc1 = nn.Linear(dim, hidden, bias=False)
+        self.fc2 = nn.Linear(hidden, dim, bias=False)
 
-    def forward(self, x):
-        return x + self.fc2(F.gelu(self.fc1(self.norm(x))))
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc2(F.gelu(self.fc1(x)))
+
+
+class Block(nn.Module):
+    """Pre-norm transformer block: attention, then MLP, each around an RMSNorm and a residual."""
+
+    def __init__(self, dim: int, n_heads: int, hidden: int) -> None:
+        super().__init__()
+        self.attn_norm = nn.RMSNorm(dim)
+        self.attn = Attention(dim, n_heads)
+        self.mlp_norm = nn.RMSNorm(dim)
+        self.mlp = MLP(dim, hidden)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x + self.attn(self.attn_norm(x))
+        return x + self.mlp(self.mlp_norm(x))
 
 
 class Net(nn.Module):
-    def __init__(self, dim: int, hidden: int, n_layers: int) -> None:
+    def __init__(self, dim: int, n_heads: int, hidden: int, n_layers: int) -> None:
         super().__init__()
-        self.layers = nn.ModuleList(Block(dim, hidden) for _ in range(n_layers))
-        self.head = nn.Linear(dim, 1)
+        self.layers = nn.ModuleList(Block(dim, n_heads, hidden) for _ in range(n_layers))
+        self.head = nn.Linear(dim, 1, bias=False)
 
-    def forward(self, x):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
         for layer in self.layers:
             x = layer(x)
         return self.head(x)
@@ -43,23 +85,22 @@ class Net(nn.Module):
 
 def parallelize_2d(model: Net, mesh: DeviceMesh) -> Net:
     """Tensor parallel over mesh["tp"] inside every block, then FSDP over mesh["dp"]."""
-    # TODO: in every block, split fc1 by its output features and fc2 by its input features over
-    #       the "tp" dimension of the mesh; then shard every block, and the model, with FSDP2
-    #       over the "dp" dimension. Return the model.
-    # Watch out: which sub-mesh each step uses, and the order of the two steps.
+    # TODO: make every block tensor parallel over the "tp" dimension of the mesh, within the
+    #       budget of 2 all-reduces per block each way, computing exactly what it did.
+    # TODO: shard every block, and the model, with FSDP2 over the "dp" dimension. Return the model.
     raise NotImplementedError("TODO: implement parallelize_2d")
 
 
 if __name__ == "__main__":
     # torchrun --standalone --nproc-per-node=2 tp_fsdp_2d.py
-    import torch
     import torch.distributed as dist
     from torch.distributed.device_mesh import init_device_mesh
 
     dist.init_process_group("gloo")
-    mesh = init_device_mesh("cpu", (1, dist.get_world_size()), mesh_dim_names=("dp", "tp"))
+    world = dist.get_world_size()
+    mesh = init_device_mesh("cpu", (1, world), mesh_dim_names=("dp", "tp"))
     torch.manual_seed(0)
-    model = parallelize_2d(Net(dim=8, hidden=16, n_layers=2), mesh)
-    w = model.layers[0].fc1.weight
-    print(f"rank {dist.get_rank()}: fc1.weight {tuple(w.shape)} placed {w.placements}, local {tuple(w.to_local().shape)}")
+    model = parallelize_2d(Net(dim=4 * world, n_heads=2 * world, hidden=8 * world, n_layers=2), mesh)
+    for name, p in model.named_parameters():
+        print(f"rank {dist.get_rank()}: {name} {tuple(p.shape)} placed {p.placements}, local {tuple(p.to_local().shape)}")
     dist.destroy_process_group()

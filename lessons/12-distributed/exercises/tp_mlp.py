@@ -1,8 +1,17 @@
-"""Exercise: tensor-parallel SwiGLU feed-forward stack with parallelize_module.
+"""Exercise: a tensor-parallel attention block, within a communication budget.
 
-Every rank builds the same MLPStack, then `parallelize_mlp` shards its weights over the 1-D
-device mesh so that each rank holds 1/world_size of every w1, w3 and w2. The sharded model,
-given the same input on every rank, must return exactly what the unsharded model returns.
+`Net` is a stack of pre-norm transformer blocks: RMSNorm, causal attention whose q, k and v come
+from ONE fused projection, RMSNorm, a GELU MLP. Write `parallelize_blocks(model, mesh)` so that,
+over the 1-D `mesh`:
+
+- each rank holds 1/mesh.size() of every block's attention and MLP weights;
+- the model, given the same whole input on every rank, returns exactly what the unsharded model
+  returns (an ordinary tensor, whole on every rank), and so do its gradients;
+- one forward pass communicates at most 2 all-reduces per block, and so does one backward pass
+  (an all-gather or a reduce-scatter counts as half an all-reduce).
+
+Keep the classes as they are; the model you are given may be changed in any way that keeps
+what it computes (its weights included). Return the model.
 
 Run it yourself with two CPU processes:
     torchrun --standalone --nproc-per-node=2 tp_mlp.py
@@ -12,57 +21,90 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from torch.distributed.device_mesh import DeviceMesh
-from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
 
 
-class FeedForward(nn.Module):
-    """The MLP of a Llama-style block: w2(silu(w1(x)) * w3(x))."""
+class Attention(nn.Module):
+    """Causal self-attention with one fused projection whose output is [q | k | v]."""
 
-    def __init__(self, dim: int, hidden: int) -> None:
+    def __init__(self, dim: int, n_heads: int) -> None:
         super().__init__()
-        self.w1 = nn.Linear(dim, hidden)
-        self.w3 = nn.Linear(dim, hidden)
-        self.w2 = nn.Linear(hidden, dim)
+        self.n_heads = n_heads
+        self.qkv = nn.Linear(dim, 3 * dim, bias=False)
+        self.proj = nn.Linear(dim, dim, bias=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.w2(F.silu(self.w1(x)) * self.w3(x))
+        b, t, _ = x.shape
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        q, k, v = (z.reshape(b, t, self.n_heads, -1).transpose(1, 2) for z in (q, k, v))
+        out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.proj(out.transpose(1, 2).reshape(b, t, -1))
 
 
-class MLPStack(nn.Module):
-    """Several feed-forward blocks with residual connections."""
-
-    def __init__(self, dim: int, hidden: int, n_layers: int) -> None:
+class MLP(nn.Module):
+    def __init__(self, dim: int, hidden: int) -> None:
         super().__init__()
-        self.layers = nn.ModuleList(FeedForward(dim, hidden) for _ in range(n_layers))
+        self.fc1 = nn.Linear(dim, hidden, bias=False)
+        self.fc2 = nn.Linear(hidden, dim, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc2(F.gelu(self.fc1(x)))
+
+
+class Block(nn.Module):
+    """Pre-norm transformer block: attention, then MLP, each around an RMSNorm and a residual."""
+
+    def __init__(self, dim: int, n_heads: int, hidden: int) -> None:
+        super().__init__()
+        self.attn_norm = nn.RMSNorm(dim)
+        self.attn = Attention(dim, n_heads)
+        self.mlp_norm = nn.RMSNorm(dim)
+        self.mlp = MLP(dim, hidden)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x + self.attn(self.attn_norm(x))
+        return x + self.mlp(self.mlp_norm(x))
+
+
+class Net(nn.Module):
+    def __init__(self, dim: int, n_heads: int, hidden: int, n_layers: int) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList(Block(dim, n_heads, hidden) for _ in range(n_layers))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         for layer in self.layers:
-            x = x + layer(x)
+            x = layer(x)
         return x
 
 
-def parallelize_mlp(model: MLPStack, mesh: DeviceMesh) -> MLPStack:
-    """Shard every block over `mesh`: w1 and w3 by output features, w2 by input features."""
-    # TODO: shard w1, w3 and w2 of EVERY block over `mesh` (each rank keeps 1/world_size of
-    #       each weight) and return the model.
-    # Watch out: the sharded model must compute exactly what the unsharded one does, with one
-    #       all-reduce per block: think about which dimension each layer should split so that
-    #       the slice one layer leaves on a rank is the slice the next layer needs.
-    raise NotImplementedError("TODO: implement parallelize_mlp")
+def parallelize_blocks(model: Net, mesh: DeviceMesh) -> Net:
+    """Make every block of `model` tensor parallel over `mesh`, in place, and return the model."""
+    # TODO: decide how each projection of a block is split over the mesh (the fused qkv
+    #       included) so that the parallel model computes exactly what the unsharded one does.
+    # TODO: stay within the budget of 2 all-reduces per block, forward and backward: count what
+    #       each layer's style communicates, both ways.
+    raise NotImplementedError("TODO: implement parallelize_blocks")
 
 
 if __name__ == "__main__":
     # torchrun --standalone --nproc-per-node=2 tp_mlp.py
     import torch.distributed as dist
     from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor.debug import CommDebugMode
 
     dist.init_process_group("gloo")
-    mesh = init_device_mesh("cpu", (dist.get_world_size(),))
+    world = dist.get_world_size()
+    mesh = init_device_mesh("cpu", (world,))
     torch.manual_seed(0)
-    model = MLPStack(dim=16, hidden=64, n_layers=2)
-    reference = MLPStack(dim=16, hidden=64, n_layers=2)
+    model = Net(dim=8 * world, n_heads=2 * world, hidden=16 * world, n_layers=2)
+    reference = Net(dim=8 * world, n_heads=2 * world, hidden=16 * world, n_layers=2)
     reference.load_state_dict(model.state_dict())
-    parallelize_mlp(model, mesh)
-    x = torch.randn(4, 16)
-    print(f"rank {dist.get_rank()}: max difference", (model(x) - reference(x)).abs().max().item())
+    parallelize_blocks(model, mesh)
+    x = torch.randn(2, 4 * world, 8 * world, requires_grad=True)
+    with CommDebugMode() as forward:
+        out = model(x)
+    with CommDebugMode() as backward:
+        out.sum().backward()
+    if dist.get_rank() == 0:
+        print("max difference", (out - reference(x)).abs().max().item())
+        print("forward", dict(forward.get_comm_counts()), "backward", dict(backward.get_comm_counts()))
     dist.destroy_process_group()
