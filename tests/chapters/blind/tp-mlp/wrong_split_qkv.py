@@ -1,0 +1,124 @@
+"""WRONG: replaces the fused qkv by a module of three separate q, k and v linears, each ColwiseParallel, whose local outputs are concatenated: the outputs are exact, but each column-wise layer all-reduces its input's gradient, so attention's backward runs 3 all-reduces and a block 4; breaks 'one backward pass runs at most 2 all-reduces per block' (the guide: 'Two separate layers fed the same input pay two all-reduces where the fused one pays one')."""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.distributed.device_mesh import DeviceMesh
+from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
+
+
+class Attention(nn.Module):
+    """Causal self-attention with one fused projection whose output is [q | k | v]."""
+
+    def __init__(self, dim: int, n_heads: int) -> None:
+        super().__init__()
+        self.n_heads = n_heads
+        self.qkv = nn.Linear(dim, 3 * dim, bias=False)
+        self.proj = nn.Linear(dim, dim, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, t, _ = x.shape
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        q, k, v = (z.reshape(b, t, self.n_heads, -1).transpose(1, 2) for z in (q, k, v))
+        out = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        return self.proj(out.transpose(1, 2).reshape(b, t, -1))
+
+
+class MLP(nn.Module):
+    def __init__(self, dim: int, hidden: int) -> None:
+        super().__init__()
+        self.fc1 = nn.Linear(dim, hidden, bias=False)
+        self.fc2 = nn.Linear(hidden, dim, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.fc2(F.gelu(self.fc1(x)))
+
+
+class Block(nn.Module):
+    """Pre-norm transformer block: attention, then MLP, each around an RMSNorm and a residual."""
+
+    def __init__(self, dim: int, n_heads: int, hidden: int) -> None:
+        super().__init__()
+        self.attn_norm = nn.RMSNorm(dim)
+        self.attn = Attention(dim, n_heads)
+        self.mlp_norm = nn.RMSNorm(dim)
+        self.mlp = MLP(dim, hidden)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = x + self.attn(self.attn_norm(x))
+        return x + self.mlp(self.mlp_norm(x))
+
+
+class Net(nn.Module):
+    def __init__(self, dim: int, n_heads: int, hidden: int, n_layers: int) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList(Block(dim, n_heads, hidden) for _ in range(n_layers))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+
+class _SplitQKV(nn.Module):
+    """[q | k | v] as three linears; forward concatenates their (local) outputs."""
+
+    def __init__(self, fused: nn.Linear) -> None:
+        super().__init__()
+        dim = fused.in_features
+        self.q = nn.Linear(dim, dim, bias=False)
+        self.k = nn.Linear(dim, dim, bias=False)
+        self.v = nn.Linear(dim, dim, bias=False)
+        with torch.no_grad():
+            for lin, part in zip((self.q, self.k, self.v), fused.weight.chunk(3, dim=0)):
+                lin.weight.copy_(part)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.cat([self.q(x), self.k(x), self.v(x)], dim=-1)
+
+
+def parallelize_blocks(model: Net, mesh: DeviceMesh) -> Net:
+    """Make every block of `model` tensor parallel over `mesh`, in place, and return the model."""
+    tp = mesh.size()
+    for block in model.layers:
+        attn = block.attn
+        attn.qkv = _SplitQKV(attn.qkv)  # no row shuffling: each of q, k, v splits by heads
+        attn.n_heads //= tp
+        parallelize_module(
+            block,
+            mesh,
+            {
+                "attn.qkv.q": ColwiseParallel(),
+                "attn.qkv.k": ColwiseParallel(),
+                "attn.qkv.v": ColwiseParallel(),
+                "attn.proj": RowwiseParallel(),
+                "mlp.fc1": ColwiseParallel(),
+                "mlp.fc2": RowwiseParallel(),
+            },
+        )
+    return model
+
+
+if __name__ == "__main__":
+    # torchrun --standalone --nproc-per-node=2 tp_mlp.py
+    import torch.distributed as dist
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor.debug import CommDebugMode
+
+    dist.init_process_group("gloo")
+    world = dist.get_world_size()
+    mesh = init_device_mesh("cpu", (world,))
+    torch.manual_seed(0)
+    model = Net(dim=8 * world, n_heads=2 * world, hidden=16 * world, n_layers=2)
+    reference = Net(dim=8 * world, n_heads=2 * world, hidden=16 * world, n_layers=2)
+    reference.load_state_dict(model.state_dict())
+    parallelize_blocks(model, mesh)
+    x = torch.randn(2, 4 * world, 8 * world, requires_grad=True)
+    with CommDebugMode() as forward:
+        out = model(x)
+    with CommDebugMode() as backward:
+        out.sum().backward()
+    if dist.get_rank() == 0:
+        print("max difference", (out - reference(x)).abs().max().item())
+        print("forward", dict(forward.get_comm_counts()), "backward", dict(backward.get_comm_counts()))
+    dist.destroy_process_group()
