@@ -45,21 +45,16 @@ def quantize_within_budget(
     batch = {0: torch.export.Dim.DYNAMIC}  # serve any batch size, not only the example's
     graph = torch.export.export(model, (example,), dynamic_shapes=(batch,)).module()  # key
     base = accuracy(model, *val)
-    sizes = {n: m.weight.numel() for n, m in model.named_modules() if isinstance(m, nn.Linear)}
+    linears = [n for n, m in model.named_modules() if isinstance(m, nn.Linear)]
     keep: list[str] = []
-
-    def share(names: list[str]) -> float:  # the Linear weights' elements stored in int8
-        return 1 - sum(sizes[n] for n in names) / sum(sizes.values())
-
     q = pt2e_int8(graph, calibration, keep)
     # greedy: while int8 costs more than the budget allows, give back to float the layer whose
-    # return recovers the most accuracy, among those the weight-share floor can afford
-    while base - accuracy(q, *val) > max_drop:  # key
-        affordable = [n for n in sizes if n not in keep and share(keep + [n]) >= min_share]  # key
-        if not affordable:
+    # return recovers the most accuracy (the fewer layers in float, the larger the int8 share)
+    for _ in linears:  # at most every layer back to float
+        if base - accuracy(q, *val) <= max_drop:  # key
             break
-        trials = {n: pt2e_int8(graph, calibration, keep + [n]) for n in affordable}
-        best = max(trials, key=lambda n: accuracy(trials[n], *val))
+        trials = {n: pt2e_int8(graph, calibration, keep + [n]) for n in linears if n not in keep}
+        best = max(trials, key=lambda n: accuracy(trials[n], *val))  # key
         keep.append(best)
         q = trials[best]
     return q

@@ -120,6 +120,26 @@ def check(ctx):
     # observers that saw it instead of the calibration batches cover ~30% of them (reference: >99.5%)
     example = shift + 0.1 * (xtr[256:320] - shift)
 
+    # the stub's accuracy helper is what the plan is measured with: a changed one can pick the
+    # right plan on this model by luck and the wrong one on other data
+    helper = getattr(mine, "accuracy", None)
+    if callable(helper):
+        try:
+            got = helper(fp32, xte, yte)
+        except TypeError:  # the learner's own helper with other arguments: judged by its plan below
+            got = None
+        if got is not None:
+            want = accuracy(fp32, xte, yte)
+            ctx.expect(
+                isinstance(got, (int, float)) and abs(float(got) - want) <= 1e-6,
+                ctx.t(
+                    "accuracy(model, x, y) gives {got} for the fp32 model on held-out data, but {want:.1%} of "
+                    "its predictions are right: it must stay the share of rows where model(x).argmax(1) == y",
+                    got=f"{float(got):.1%}" if isinstance(got, (int, float)) else repr(got),
+                    want=want,
+                ),
+            )
+
     ctx.phase(ctx.t("your quantize_within_budget"))
     q = mine.quantize_within_budget(model, example, calibration, val, max_drop, min_share)
     ctx.expect(
