@@ -141,7 +141,8 @@ def test_pt2e_calibrating_on_the_export_example_fails(mutant):
             "    calibration = [example]\n    q = pt2e_int8(graph, calibration, keep)",
         ),
     )
-    assert_fails(v, "covers only", "calibration batches you were given")
+    # the input range shows it, or (the search then keeps too much in float) the share reason says it
+    assert_fails(v, "calibration batches you were given")
 
 
 def test_pt2e_static_batch_fails(mutant):
@@ -239,3 +240,14 @@ def test_qat_new_optimizer_every_epoch_fails(mutant):
         ),
     )
     assert_fails(v, "different optimizers over 3 epochs", "the same one to every call")
+
+
+def test_pt2e_every_linear_float_fails(mutant):
+    v = mutant(
+        "quant-pt2e",
+        (
+            "        quantizer.set_module_name_qconfig(name, None)  # key",
+            "        quantizer.set_module_type_qconfig(nn.Linear, None)",
+        ),
+    )
+    assert_fails(v, "every Linear stays in float", "either nothing was quantized")

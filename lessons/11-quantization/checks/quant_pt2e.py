@@ -287,11 +287,22 @@ def check(ctx):
         ),
     )
     ctx.expect(
+        share > 0,
+        ctx.t(
+            "every Linear stays in float (no int8 weight at all, {floor:.1%} asked): either nothing was "
+            "quantized, or every int8 trial broke the budget in your measurement. A trial converted "
+            "without calibration does: calibrate each prepared graph on the calibration batches you "
+            "were given",
+            floor=min_share,
+        ),
+    )
+    ctx.expect(
         share >= min_share,
         ctx.t(
             "only {share:.1%} of the Linear weights are stored in int8 (at least {floor:.1%} asked): "
             "{kept} stay in float, more than the accuracy budget needs. Keep in float only the layer "
-            "whose int8 cost breaks the budget",
+            "whose int8 cost breaks the budget, measured on graphs calibrated with the calibration "
+            "batches you were given",
             share=share,
             floor=min_share,
             kept=", ".join(f"`{n}`" for n in kept),
