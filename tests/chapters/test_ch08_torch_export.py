@@ -93,7 +93,7 @@ def test_cond_wrong_predicate_fails(mutant):
 
 # -- ship it: a program or a package ----------------------------------------------------------
 
-_SHAPES = 'shapes = {"x": {0: 2 * batch}, "mask": {0: batch}}  # key'
+_SAVE_SHAPES = 'shapes = {"x": {0: 2 * batch}, "mask": {0: batch}}  # key'
 _PYTHON = '    if target["runtime"] == "python":  # key'
 _NOWHERE = '    if target["runtime"] == "c++" and target["machine"] == "other":  # key'
 _CAPACITY = '        torch._check(n <= self.capacity, lambda: f"more than {self.capacity} items selected")  # key\n'
@@ -113,7 +113,7 @@ def test_save_load_inferred_capacity_and_other_spellings_pass(variant):
         "export-save-load",
         (_CAPACITY, ""),
         ("torch._check(n >= 1,", "torch._check(n > 0,"),
-        (_SHAPES, "shapes = ({0: batch * 2}, {0: batch})"),
+        (_SAVE_SHAPES, "shapes = ({0: batch * 2}, {0: batch})"),
     )
 
 
